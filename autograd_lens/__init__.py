@@ -1,0 +1,43 @@
+"""autograd_lens: make PyTorch autograd's saved tensors, their freeing, and stale graphs visible.
+
+>>> import torch, autograd_lens as al
+>>> x = torch.ones(3, requires_grad=True)
+>>> loss = (x * x).sum()
+>>> loss.backward()
+>>> [slot.state for slot in al.saved_tensors(loss)]
+['freed', 'freed']
+"""
+
+from .draw import BackwardFrames, Frame, backward_frames, draw
+from .errors import (
+    FREED_GRAPH_PATTERN,
+    INPLACE_PATTERN,
+    NoFreedGraphError,
+    expect_freed_graph_error,
+    is_freed_graph_error,
+    is_inplace_error,
+)
+from .graph import SavedSlot, node_name, node_slots, saved_tensors, walk
+from .memory import SavedMemoryMeter, saved_memory
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "BackwardFrames",
+    "FREED_GRAPH_PATTERN",
+    "Frame",
+    "INPLACE_PATTERN",
+    "NoFreedGraphError",
+    "SavedMemoryMeter",
+    "SavedSlot",
+    "backward_frames",
+    "draw",
+    "expect_freed_graph_error",
+    "is_freed_graph_error",
+    "is_inplace_error",
+    "node_name",
+    "node_slots",
+    "saved_memory",
+    "saved_tensors",
+    "walk",
+]

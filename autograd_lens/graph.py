@@ -1,0 +1,247 @@
+"""Walking an autograd graph and reading the state of every saved tensor in it.
+
+Vocabulary (the same as PyTorch's autograd notes):
+
+* a **node** is a backward function such as ``MulBackward0``, reached from a tensor's ``grad_fn``
+  and, from there, through ``next_functions``;
+* a **saved tensor** is a tensor a node kept during the forward pass because its backward needs it;
+* backward **frees** the saved tensors of every node it executes, unless asked to retain the graph.
+  The nodes and their edges stay; only the saved tensors go.
+
+Reading a slot's state never unpacks a saved tensor that has a pack/unpack hook (such as
+``torch.utils.checkpoint`` or ``save_on_cpu``), so looking changes nothing that backward does later.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterator, Literal
+
+import torch
+
+from ._inputs import graph_roots
+from .errors import is_freed_graph_error, is_inplace_error
+
+State = Literal["alive", "freed", "modified"]
+
+_RAW_PREFIX = "_raw_saved_"
+_SAVED_PREFIX = "_saved_"
+_CUSTOM_FUNCTION_SLOTS = "saved_tensors"
+_MISSING = object()
+_raw_names_by_type: dict[type, tuple[str, ...]] = {}
+
+
+@dataclass(frozen=True)
+class SavedSlot:
+    """One saved-tensor slot of one node.
+
+    Attributes:
+        node_name: the node's class name, such as ``"MulBackward0"``.
+        name: the slot's name: ``"self"``, ``"other"``, ``"result"``, ``"mat2"``; ``"tensors[1]"``
+            for a list; ``"0"``, ``"1"`` for a custom Function's ``ctx.saved_tensors``
+            (``"saved_tensors"`` once they are freed, when their number is no longer known).
+        state: ``"alive"``, ``"freed"`` (released by a backward pass) or ``"modified"``
+            (changed in place since it was saved; backward through it fails too).
+        nbytes: bytes of the saved tensor (elements times element size), or ``None`` when it
+            cannot be known (freed, or packed by a hook into something that is not a tensor).
+        shape: the saved tensor's shape, or ``None`` when unknown.
+        dtype: the saved tensor's dtype, or ``None`` when unknown.
+        node: the node itself (holding a slot keeps that node alive).
+        hooked: True when a saved-tensor hook packed it (checkpoint, ``save_on_cpu``, a meter).
+    """
+
+    node_name: str
+    name: str
+    state: State
+    nbytes: int | None
+    shape: tuple[int, ...] | None
+    dtype: torch.dtype | None
+    node: Any
+    hooked: bool = False
+
+    @property
+    def stale(self) -> bool:
+        """True when backward through this slot would fail (freed or modified)."""
+        return self.state != "alive"
+
+
+def node_name(node: Any) -> str:
+    """The class name of a node, such as ``"MulBackward0"``.
+
+    >>> import torch
+    >>> x = torch.ones(2, requires_grad=True)
+    >>> node_name((x * x).grad_fn)
+    'MulBackward0'
+    """
+    return type(node).__name__
+
+
+def children(node: Any) -> list[Any]:
+    """The nodes that ``node`` sends gradients to, in order, without ``None`` entries."""
+    return [child for child, _ in getattr(node, "next_functions", ()) if child is not None]
+
+
+def walk(root: Any) -> list[Any]:
+    """Every node reachable from ``root``, each once, in a stable breadth-first order.
+
+    ``root`` is a tensor or a list of tensors produced by autograd operations. The walk is
+    iterative and linear in the number of nodes and edges.
+
+    >>> import torch
+    >>> x = torch.ones(2, requires_grad=True)
+    >>> [node_name(n) for n in walk((x * 2).sum())]
+    ['SumBackward0', 'MulBackward0', 'AccumulateGrad']
+    """
+    order: list[Any] = []
+    seen: set[Any] = set()
+    for tensor in graph_roots(root):
+        start = tensor.grad_fn
+        if start in seen:
+            continue
+        seen.add(start)
+        order.append(start)
+        index = len(order) - 1
+        while index < len(order):
+            for child in children(order[index]):
+                if child not in seen:
+                    seen.add(child)
+                    order.append(child)
+            index += 1
+    return order
+
+
+def _raw_names(node: Any) -> tuple[str, ...]:
+    kind = type(node)
+    names = _raw_names_by_type.get(kind)
+    if names is None:
+        names = tuple(a[len(_RAW_PREFIX):] for a in dir(node) if a.startswith(_RAW_PREFIX))
+        _raw_names_by_type[kind] = names
+    return names
+
+
+def _is_custom_function(node: Any) -> bool:
+    return isinstance(node, torch.autograd.function.BackwardCFunction)
+
+
+def _tensors_in(packed: Any) -> list[torch.Tensor]:
+    if isinstance(packed, torch.Tensor):
+        return [packed]
+    if isinstance(packed, (tuple, list)):
+        return [t for item in packed for t in _tensors_in(item)]
+    inner = getattr(packed, "tensor", None)
+    return [inner] if isinstance(inner, torch.Tensor) else []
+
+
+def _slot(node: Any, name: str, state: State, data: Any = None, hooked: bool = False) -> SavedSlot:
+    tensors = _tensors_in(data) if data is not None else []
+    if len(tensors) == 1:
+        t = tensors[0]
+        return SavedSlot(node_name(node), name, state, t.numel() * t.element_size(),
+                         tuple(t.shape), t.dtype, node, hooked)
+    nbytes = sum(t.numel() * t.element_size() for t in tensors) if tensors else None
+    return SavedSlot(node_name(node), name, state, nbytes, None, None, node, hooked)
+
+
+def _probe(unpack) -> State | None:
+    """Unpack once and say what happened: alive, freed, modified, or None for 'nothing saved'."""
+    try:
+        value = unpack()
+    except RuntimeError as error:
+        if is_freed_graph_error(error):
+            return "freed"
+        if is_inplace_error(error):
+            return "modified"
+        raise
+    return None if value is None else "alive"
+
+
+def _read(node: Any, name: str, raw: Any, unpack) -> SavedSlot | None:
+    """The slot for one SavedTensor ``raw``, or None when the slot holds no tensor."""
+    data = getattr(raw, "data", _MISSING)
+    hooked = getattr(raw, "unpack_hook", None) is not None
+    if data is _MISSING:  # an older PyTorch without SavedTensor.data: unpack to find out
+        state = _probe(unpack)
+        return None if state is None else _slot(node, name, state)
+    if data is None:
+        # Freed, or a slot that never held a tensor (an optional input that was None).
+        state = _probe(unpack)
+        return None if state is None else _slot(node, name, state)
+    if hooked:
+        # Unpacking would run the hook (a checkpoint would recompute its forward): don't.
+        return _slot(node, name, "alive", data, hooked=True)
+    state = _probe(unpack) or "alive"
+    return _slot(node, name, state, data)
+
+
+def _custom_function_slots(node: Any) -> list[SavedSlot]:
+    try:
+        raws = node._raw_saved_tensors
+    except RuntimeError as error:
+        if is_freed_graph_error(error):
+            return [_slot(node, _CUSTOM_FUNCTION_SLOTS, "freed")]
+        raise
+    slots = []
+    for index, raw in enumerate(raws or ()):
+        slot = _read(node, str(index), raw, raw.unpack)
+        if slot is not None:
+            slots.append(slot)
+    return slots
+
+
+def _builtin_slots(node: Any) -> list[SavedSlot]:
+    slots = []
+    for name in _raw_names(node):
+        try:
+            raw = getattr(node, _RAW_PREFIX + name)
+        except RuntimeError as error:
+            if not is_freed_graph_error(error):
+                raise
+            slots.append(_slot(node, name, "freed"))
+            continue
+        unpack = lambda attr=_SAVED_PREFIX + name: getattr(node, attr)  # noqa: E731
+        if isinstance(raw, (list, tuple)):
+            if not raw:  # a list of saved tensors is emptied when freed
+                state = _probe(unpack)
+                if state is not None and state != "alive":
+                    slots.append(_slot(node, name, state))
+                continue
+            for index, item in enumerate(raw):
+                slot = _read(node, f"{name}[{index}]", item, item.unpack)
+                if slot is not None:
+                    slots.append(slot)
+            continue
+        slot = _read(node, name, raw, unpack)
+        if slot is not None:
+            slots.append(slot)
+    return slots
+
+
+def node_slots(node: Any) -> list[SavedSlot]:
+    """The saved-tensor slots of one node (built-in or custom Function), in a stable order."""
+    if _is_custom_function(node):
+        return _custom_function_slots(node)
+    return _builtin_slots(node)
+
+
+def iter_saved_tensors(root: Any) -> Iterator[SavedSlot]:
+    """Like :func:`saved_tensors`, one slot at a time."""
+    for node in walk(root):
+        yield from node_slots(node)
+
+
+def saved_tensors(root: Any) -> list[SavedSlot]:
+    """Every saved-tensor slot reachable from ``root``, with its state and size.
+
+    ``root`` is a tensor produced by autograd operations (or a list of them). Looking changes
+    nothing: a later ``backward()`` behaves exactly as it would have.
+
+    >>> import torch
+    >>> x = torch.ones(3, requires_grad=True)
+    >>> loss = (x * x).sin().sum()
+    >>> [(s.node_name, s.name, s.state) for s in saved_tensors(loss)]
+    [('SinBackward0', 'self', 'alive'), ('MulBackward0', 'other', 'alive'), ('MulBackward0', 'self', 'alive')]
+    >>> loss.backward()
+    >>> sorted({s.state for s in saved_tensors(loss)})
+    ['freed']
+    """
+    return list(iter_saved_tensors(root))

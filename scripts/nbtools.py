@@ -1,0 +1,73 @@
+"""Shared helpers for the book's notebooks: refresh stored outputs and check what is stored.
+
+Every notebook is stored executed. ``refresh`` runs it top to bottom in a fresh kernel and
+records a digest of its code in the notebook's metadata; ``stored_problems`` finds notebooks
+whose stored state cannot be trusted: code edited since the last refresh, cells never run,
+errors in cells not tagged to raise, tagged cells that did not raise.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import nbformat
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = ROOT / "notebooks"
+META_KEY = "autograd_book"
+RAISES = {"raises-exception", "nbval-raises-exception"}
+
+
+def notebook_paths() -> list[Path]:
+    """Every notebook of the book, sorted by name."""
+    return sorted(p for p in NOTEBOOKS.glob("*.ipynb"))
+
+
+def code_digest(nb: nbformat.NotebookNode) -> str:
+    """A digest of every code cell's source and tags, in order."""
+    h = hashlib.sha256()
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            h.update(cell.source.encode())
+            h.update(b"\0" + ",".join(sorted(cell.metadata.get("tags", []))).encode() + b"\1")
+    return h.hexdigest()
+
+
+def stored_problems(path: Path) -> list[str]:
+    """What is wrong with the stored outputs of one notebook (empty when nothing is)."""
+    nb = nbformat.read(path, as_version=4)
+    problems = []
+    recorded = nb.metadata.get(META_KEY, {}).get("code_sha256")
+    if recorded != code_digest(nb):
+        problems.append("its code changed since its outputs were stored: run "
+                        f"`make refresh NB=notebooks/{path.name}`")
+    expected = 1
+    for number, cell in enumerate(nb.cells, start=1):
+        if cell.cell_type != "code" or not cell.source.strip():
+            continue
+        where = f"cell {number}"
+        if cell.execution_count != expected:
+            problems.append(f"{where} has execution count {cell.execution_count}, expected "
+                            f"{expected}: outputs must come from one top-to-bottom run")
+        expected += 1
+        tagged = bool(RAISES & set(cell.metadata.get("tags", [])))
+        errors = [o for o in cell.outputs if o.output_type == "error"]
+        if errors and not tagged:
+            problems.append(f"{where} stored an error ({errors[0].ename}) but is not tagged raises-exception")
+        if tagged and not errors:
+            problems.append(f"{where} is tagged raises-exception but stored no error")
+    return problems
+
+
+def refresh(path: Path, timeout: int = 120) -> None:
+    """Execute ``path`` in a fresh kernel, store its outputs and the digest of its code."""
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(path, as_version=4)
+    client = NotebookClient(nb, timeout=timeout, kernel_name="python3", record_timing=False,
+                            resources={"metadata": {"path": str(path.parent)}})
+    client.execute()
+    nb.metadata[META_KEY] = {"code_sha256": code_digest(nb)}
+    nb.metadata.pop("widgets", None)
+    nbformat.write(nb, path)
