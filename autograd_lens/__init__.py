@@ -8,6 +8,18 @@
 ['freed', 'freed']
 """
 
+from .diagnose import (
+    PATTERNS,
+    FrontierNode,
+    Pattern,
+    Report,
+    SourceLine,
+    Suspect,
+    diagnose,
+    diagnose_on_error,
+    load_ipython_extension,
+    unload_ipython_extension,
+)
 from .draw import BackwardFrames, Frame, backward_frames, draw
 from .errors import (
     FREED_GRAPH_PATTERN,
@@ -26,11 +38,19 @@ __all__ = [
     "BackwardFrames",
     "FREED_GRAPH_PATTERN",
     "Frame",
+    "FrontierNode",
     "INPLACE_PATTERN",
     "NoFreedGraphError",
+    "PATTERNS",
+    "Pattern",
+    "Report",
     "SavedMemoryMeter",
     "SavedSlot",
+    "SourceLine",
+    "Suspect",
     "backward_frames",
+    "diagnose",
+    "diagnose_on_error",
     "draw",
     "expect_freed_graph_error",
     "is_freed_graph_error",
@@ -41,3 +61,6 @@ __all__ = [
     "saved_tensors",
     "walk",
 ]
+
+# `%load_ext autograd_lens` in IPython: freed-graph errors carry a diagnosis.
+# (load_ipython_extension / unload_ipython_extension are imported above.)

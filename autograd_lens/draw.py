@@ -194,7 +194,7 @@ class Frame:
     Attributes:
         step: 1 for the first node backward executed, 2 for the next, and so on.
         node_name: the class name of the node that ran.
-        node_index: its position in :func:`autograd_lens.graph.walk` order (``n<index>`` in the picture).
+        node_index: its position in :func:`~autograd_lens.walk` order (``n<index>`` in the picture).
         freed: names of this node's saved tensors found freed right after it ran.
         slots: this node's saved-tensor slots as observed right after it ran.
     """

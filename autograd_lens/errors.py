@@ -71,7 +71,7 @@ class NoFreedGraphError(AssertionError):
 
 @dataclass
 class CaughtError:
-    """What :func:`expect_freed_graph_error` caught: the error, its first line, and what it means."""
+    """What :func:`~autograd_lens.expect_freed_graph_error` caught: the error, its first line, and what it means."""
 
     error: BaseException | None = None
     message: str = ""
@@ -86,7 +86,7 @@ def expect_freed_graph_error(*, quiet: bool = False):
     """Pass only if the block raises the freed-graph error; fail loudly otherwise.
 
     Prints the first line of the error and a short explanation (unless ``quiet``), and yields a
-    :class:`CaughtError` that holds the error afterwards. Any other exception propagates
+    :class:`~autograd_lens.errors.CaughtError` that holds the error afterwards. Any other exception propagates
     unchanged; no exception at all raises :class:`NoFreedGraphError`.
 
     >>> import torch

@@ -53,6 +53,8 @@ class SavedMemoryMeter:
     Attributes:
         saved_bytes: bytes saved for backward while the meter was active (every slot counted).
         saved_count: number of tensors saved while the meter was active.
+        alive_bytes: bytes saved under this meter that some graph still holds right now.
+        alive_count: number of those tensors still held right now.
 
     >>> import torch
     >>> x = torch.ones(1000, requires_grad=True)

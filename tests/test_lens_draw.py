@@ -1,0 +1,200 @@
+"""draw and backward_frames: every graph, before and after backward; stable; the slider works."""
+
+from __future__ import annotations
+
+import re
+import shutil
+
+import pytest
+import torch
+from torch import nn
+from torch.utils.checkpoint import checkpoint
+
+import autograd_lens as al
+
+
+class Square(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return 2 * x * grad
+
+
+@pytest.fixture(autouse=True)
+def _seed():
+    torch.manual_seed(0)
+
+
+def _graphs():
+    def linear():
+        w = torch.randn(3, 1, requires_grad=True)
+        return ((torch.randn(4, 3) @ w - 1) ** 2).mean(), {"w": w}
+
+    def no_saved():
+        x = torch.ones(3, requires_grad=True)
+        return (x + 1).sum(), {"x": x}
+
+    def custom():
+        x = torch.randn(3, requires_grad=True)
+        return Square.apply(x.sin()).sum(), {"x": x}
+
+    def ckpt_reentrant():
+        x = torch.randn(3, requires_grad=True)
+        return checkpoint(lambda t: t.sin().exp(), x, use_reentrant=True).sum(), {"x": x}
+
+    def ckpt_non_reentrant():
+        x = torch.randn(3, requires_grad=True)
+        return checkpoint(lambda t: t.sin().exp(), x, use_reentrant=False).sum(), {"x": x}
+
+    def lstm():
+        cell = nn.LSTM(3, 4)
+        out, (h, c) = cell(torch.randn(2, 1, 3))
+        return out.sum() + c.sum(), dict(cell.named_parameters())
+
+    return [linear, no_saved, custom, ckpt_reentrant, ckpt_non_reentrant, lstm]
+
+
+@pytest.mark.parametrize("build", _graphs(), ids=lambda f: f.__name__)
+def test_draw_before_and_after_backward_on_every_graph(build):
+    root, params = build()
+    before = al.draw(root, params=params)
+    slots = al.saved_tensors(root)
+    assert before.source.count("fillcolor=orange") == len(slots) + 1   # + the legend's swatch
+    assert "cluster_legend" in before.source
+    root.backward()
+    after = al.draw(root, params=params, title="after")
+    freed = [s for s in al.saved_tensors(root) if s.state == "freed"]
+    assert len(freed) == len(slots) or not slots
+    assert after.source.count("\nfreed\"") == len(freed) + 1        # each freed slot + the legend
+    assert 'label=after' in after.source
+    assert after.pipe(format="svg").startswith(b"<?xml")               # Graphviz renders it
+
+
+def test_saved_tensor_label_has_shape_and_size():
+    w = torch.randn(3, 2, requires_grad=True)
+    src = al.draw((torch.randn(4, 3) @ w).sum(), legend=False).source
+    assert "self (4, 3)\n48 bytes" in src
+    assert "legend" not in src
+
+
+def test_modified_slot_is_marked():
+    w = torch.randn(3, requires_grad=True)
+    loss = (w.sin() * 2).sum()
+    with torch.no_grad():
+        w.add_(1)
+    src = al.draw(loss, legend=False).source
+    assert "modified in place" in src and "fillcolor=tomato" in src
+
+
+def test_params_name_the_leaves_and_roots():
+    lin = nn.Linear(2, 1)
+    src = al.draw(lin(torch.randn(3, 2)).sum(), params=dict(lin.named_parameters())).source
+    assert "weight\n (1, 2)" in src and "bias\n (1)" in src and "root\n ()" in src
+
+
+def test_output_is_stable_from_run_to_run():
+    def make():
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 1))
+        return model(torch.randn(2, 3)).sum(), dict(model.named_parameters())
+
+    (a, pa), (b, pb) = make(), make()
+    assert al.draw(a, params=pa).source == al.draw(b, params=pb).source
+    assert not re.search(r"\b\d{9,}\b", al.draw(a).source)   # no Python id() in node names
+
+
+def test_big_graph_is_capped_and_says_so():
+    x = torch.randn(3, requires_grad=True)
+    y = x
+    for _ in range(300):
+        y = y * 1.01
+    src = al.draw(y.sum(), max_nodes=40).source
+    assert "262 more nodes not drawn" in src and "max_nodes=40" in src
+    assert src.count("MulBackward0") == 39
+
+
+def test_draw_bad_arguments():
+    x = torch.ones(2, requires_grad=True)
+    y = (x * x).sum()
+    with pytest.raises(TypeError, match="params must be a mapping"):
+        al.draw(y, params=[x])
+    with pytest.raises(TypeError, match="not a tensor"):
+        al.draw(y, params={"x": 1})
+    with pytest.raises(ValueError, match="max_nodes"):
+        al.draw(y, max_nodes=0)
+
+
+def test_backward_frames_one_per_executed_node():
+    x = torch.randn(3, requires_grad=True)
+    loss = (x.exp() * x).sin().sum()
+    frames = al.backward_frames(loss, params={"x": x})
+    assert [f.node_name for f in frames] == ["SumBackward0", "SinBackward0", "MulBackward0",
+                                             "ExpBackward0", "AccumulateGrad"]
+    assert [f.freed for f in frames] == [(), ("self",), ("other", "self"), ("result",), ()]
+    assert [f.step for f in frames] == [1, 2, 3, 4, 5]
+    assert torch.allclose(x.grad, torch.cos((x.exp() * x).detach()) * (x.exp() * (1 + x)).detach())
+    # Step by step: after step 2 only SinBackward0 is freed, MulBackward0 still alive.
+    src = frames.draw(1).source
+    assert "step 2 of 5: SinBackward0 ran; freed: self" in src
+    assert src.count("\nfreed\"") == 1 + 1                     # one slot + the legend
+
+
+def test_backward_frames_partial_and_retained():
+    w, v = torch.randn(3, requires_grad=True), torch.randn(3, requires_grad=True)
+    loss = (w.exp() + v.sin()).sum()
+    frames = al.backward_frames(loss, retain_graph=True)
+    assert all(f.freed == () for f in frames)
+    assert {s.state for s in al.saved_tensors(loss)} == {"alive"}
+    frames = al.backward_frames(loss)
+    assert {f.node_name for f in frames} >= {"ExpBackward0", "SinBackward0"}
+
+
+def test_backward_frames_custom_and_checkpoint():
+    x = torch.randn(3, requires_grad=True)
+    frames = al.backward_frames(Square.apply(x).sum())
+    assert ("SquareBackward", ("saved_tensors",)) in [(f.node_name, f.freed) for f in frames]
+    out = checkpoint(lambda t: t.sin().exp(), x, use_reentrant=False).sum()
+    frames = al.backward_frames(out)
+    assert [f.freed for f in frames if f.node_name == "SinBackward0"] == [("self",)]
+
+
+def test_frames_html_has_every_frame_and_a_slider():
+    x = torch.randn(3, requires_grad=True)
+    frames = al.backward_frames((x * x).sin().sum())
+    page = frames.to_html()
+    assert page == frames._repr_html_()
+    assert page.count('class="al-frame"') == len(frames) == 4
+    assert page.count("<svg") == 4 and 'type="range"' in page and f'max="{len(frames) - 1}"' in page
+
+
+@pytest.mark.skipif(shutil.which("chromium") is None, reason="needs Debian's chromium")
+def test_frames_slider_really_switches_frames_in_a_browser(tmp_path):
+    sync_api = pytest.importorskip("playwright.sync_api")
+    x = torch.randn(3, requires_grad=True)
+    frames = al.backward_frames((x * x).sin().sum())
+    page_file = tmp_path / "frames.html"
+    page_file.write_text(f"<!doctype html><html><body>{frames.to_html()}</body></html>")
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=shutil.which("chromium"), args=[
+            "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+            "--disable-component-update", "--disable-sync", "--no-first-run"])
+        try:
+            page = browser.new_page()
+            page.goto(page_file.as_uri())
+
+            def visible():
+                return page.eval_on_selector_all(
+                    ".al-frame", "els => els.map(e => e.style.display !== 'none')")
+
+            assert visible() == [True, False, False, False]
+            page.fill('input[type="range"]', "2")
+            assert visible() == [False, False, True, False]
+            page.fill('input[type="range"]', "3")
+            assert visible() == [False, False, False, True]
+        finally:
+            browser.close()
