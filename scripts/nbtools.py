@@ -9,19 +9,46 @@ errors in cells not tagged to raise, tagged cells that did not raise.
 from __future__ import annotations
 
 import hashlib
+import re
 from pathlib import Path
 
 import nbformat
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
+CHAPTERS = ROOT / "chapters"
 META_KEY = "autograd_book"
 RAISES = {"raises-exception", "nbval-raises-exception"}
 
+# Paths of the machine that ran a notebook, as they appear in tracebacks and warnings.
+SITE_PACKAGES = re.compile(r"(?:/[^\s/:'\"]+)+/site-packages/")
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+MACHINE_PATH = re.compile(r"(?<![\w.~])/(?:home|root|tmp|work|Users|private|var|opt|usr/local)/[^\s'\"]*")
+
+
+def scrub_paths(text: str) -> str:
+    """Replace the paths of this machine in an output with paths a reader can use anywhere."""
+    text = SITE_PACKAGES.sub("site-packages/", text)
+    return text.replace(str(ROOT) + "/", "").replace(str(Path.home()) + "/", "~/")
+
+
+def _output_texts(cell) -> list[str]:
+    texts = []
+    for output in cell.get("outputs", []):
+        if output.output_type == "stream":
+            texts.append(output.text)
+        elif output.output_type == "error":
+            texts.extend(output.traceback)
+            texts.append(output.evalue)
+        else:
+            texts.extend(v for k, v in output.get("data", {}).items()
+                         if k.startswith("text/") and isinstance(v, str))
+    return [ANSI.sub("", t) for t in texts]
+
 
 def notebook_paths() -> list[Path]:
-    """Every notebook of the book, sorted by name."""
-    return sorted(p for p in NOTEBOOKS.glob("*.ipynb"))
+    """Every notebook of the book: the scenarios (notebooks/), then the executed chapters (chapters/)."""
+    return sorted(NOTEBOOKS.glob("*.ipynb")) + sorted(CHAPTERS.glob("*.ipynb"))
 
 
 def code_digest(nb: nbformat.NotebookNode) -> str:
@@ -57,6 +84,9 @@ def stored_problems(path: Path) -> list[str]:
             problems.append(f"{where} stored an error ({errors[0].ename}) but is not tagged raises-exception")
         if tagged and not errors:
             problems.append(f"{where} is tagged raises-exception but stored no error")
+        leaks = sorted({m.group(0) for t in _output_texts(cell) for m in MACHINE_PATH.finditer(t)})
+        if leaks:
+            problems.append(f"{where} shows a path of the machine that ran it: {leaks[0]}")
     return problems
 
 
@@ -68,6 +98,12 @@ def refresh(path: Path, timeout: int = 120) -> None:
     client = NotebookClient(nb, timeout=timeout, kernel_name="python3", record_timing=False,
                             resources={"metadata": {"path": str(path.parent)}})
     client.execute()
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):
+            if output.output_type == "stream":
+                output.text = scrub_paths(output.text)
+            elif output.output_type == "error":
+                output.traceback = [scrub_paths(line) for line in output.traceback]
     nb.metadata[META_KEY] = {"code_sha256": code_digest(nb)}
     nb.metadata.pop("widgets", None)
     nbformat.write(nb, path)

@@ -1,0 +1,50 @@
+"""The set-up stops at once, with a message that says how to install a missing system program."""
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+ENSURE = ROOT / "scripts" / "ensure-tool.sh"
+
+
+def _bare_path(tmp_path: Path) -> str:
+    """A PATH with only what the script itself needs: no apt-get, no sudo, no brew, no dot."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for tool in ("bash", "env", "id", "cat"):
+        (bin_dir / tool).symlink_to(shutil.which(tool))
+    return str(bin_dir)
+
+
+def test_missing_dot_without_any_installer_stops_with_instructions(tmp_path):
+    result = subprocess.run(
+        [shutil.which("bash"), str(ENSURE), "dot", "graphviz", "graphviz", "graphviz", "Graphviz"],
+        env={"PATH": _bare_path(tmp_path), "HOME": str(tmp_path)},
+        capture_output=True, text=True, timeout=30,
+    )
+    assert result.returncode == 1
+    message = result.stderr
+    assert "'dot' (Graphviz) is not installed" in message
+    assert "sudo apt-get install graphviz" in message
+    assert "brew install graphviz" in message
+    assert "conda install -c conda-forge graphviz" in message
+    assert "Traceback" not in message
+
+
+def test_present_tool_is_accepted_silently(tmp_path):
+    path = _bare_path(tmp_path)
+    result = subprocess.run(
+        [shutil.which("bash"), str(ENSURE), "cat", "coreutils", "-", "-", "cat"],
+        env={"PATH": path, "HOME": str(tmp_path)}, capture_output=True, text=True, timeout=30,
+    )
+    assert result.returncode == 0
+    assert result.stderr == ""
+
+
+def test_ci_runs_exactly_make_test():
+    lines = [l.strip() for l in (ROOT / ".ci" / "run").read_text().splitlines()
+             if l.strip() and not l.startswith("#")]
+    assert lines[-1] == "make test"
+    assert os.access(ROOT / ".ci" / "run", os.X_OK)
