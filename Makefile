@@ -14,7 +14,7 @@ NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with $(SANITIZE) --nbval-
 export PYTHONDONTWRITEBYTECODE := 1
 export MPLBACKEND := Agg
 
-.PHONY: help setup dot book test test-unit test-notebooks test-site lab refresh student bench clean
+.PHONY: help setup dot chromium book test test-unit test-notebooks test-site lab refresh student bench clean
 
 help: ## List the targets
 	@echo "Through the Graph a Second Time: make TARGET"
@@ -24,33 +24,59 @@ $(STAMP): requirements.txt pyproject.toml scripts/setup-venv.sh
 	@PYTHON="$(PYTHON)" VENV="$(VENV)" scripts/setup-venv.sh
 	@touch $@
 
-setup: $(STAMP) dot ## Create .venv and install everything (done by book and test too)
+setup: dot $(STAMP) ## Create .venv and install everything (done by book and test too)
 
 dot: ## Make sure Graphviz's `dot` is installed
-	@scripts/ensure-tool.sh dot graphviz graphviz python-graphviz "Graphviz, which draws the graphs"
+	@scripts/ensure-tool.sh dot graphviz graphviz graphviz "Graphviz, which draws the graphs"
 
-book: setup ## Build the site into _build/html (warnings are errors)
+# Everything the site is built from. The build runs only when one of them is newer than the
+# last successful build (Sphinx's own no-change check alone takes about ten seconds).
+BOOK_SOURCES := $(shell find intro.md _config.yml _toc.yml chapters notebooks autograd_lens _static \
+	-type f -not -path '*/.ipynb_checkpoints/*' -not -name '*.pyc' 2>/dev/null)
+BOOK_STAMP := _build/.book-built
+
+$(BOOK_STAMP): $(BOOK_SOURCES) $(STAMP)
 	@$(BIN)/python scripts/check_stored.py
 	@$(BIN)/jupyter-book build . -W -n --keep-going --quiet
-	@rm -rf _build/html/reports
+	@if [ -d _build/html/reports ]; then echo "ERROR: the build wrote execution reports into _build/html/reports" >&2; exit 1; fi
+	@touch $@
+
+book: setup $(BOOK_STAMP) ## Build the site into _build/html (warnings are errors)
 	@echo "The site is in _build/html. Open _build/html/index.html in a browser, or serve it:"
 	@echo "  $(BIN)/python -m http.server -d _build/html 8000   # then visit http://127.0.0.1:8000"
 
 test-unit: setup ## Unit tests of autograd_lens and of the book's tooling
-	$(PYTEST) -q -n $(JOBS) tests autograd_lens --doctest-modules
+	$(PYTEST) -q -n $(JOBS) tests autograd_lens --doctest-modules --ignore=tests/test_site.py
 
 test-notebooks: setup ## Strict nbval on every stored notebook
-	$(PYTEST) -q -n $(JOBS) --dist loadscope $(NBVAL) notebooks
+	scripts/offline.sh $(PYTEST) -q -n $(JOBS) --dist loadscope $(NBVAL) $(shell scripts/toc_order.sh --reverse)
 
-test: setup ## Everything CI checks: unit tests, strict nbval, the book build
-	$(PYTEST) -q -n $(JOBS) --dist loadscope $(NBVAL) --doctest-modules tests autograd_lens notebooks
+test: setup ## Everything CI checks: unit tests, strict nbval, student copies, the book build, the site in a browser
+	scripts/offline.sh $(PYTEST) -q -n $(JOBS) --dist loadscope $(NBVAL) --doctest-modules \
+		--ignore=tests/test_site.py tests autograd_lens $(shell scripts/toc_order.sh --reverse)
 	@$(MAKE) --no-print-directory book
+	@$(MAKE) --no-print-directory test-site
+
+chromium: ## Install Chromium for the browser test of the site, where possible (else that test is skipped)
+	@if [ -n "$$CHROMIUM" ] || command -v chromium-browser >/dev/null 2>&1 \
+		|| command -v google-chrome >/dev/null 2>&1 || command -v google-chrome-stable >/dev/null 2>&1; then :; \
+	else scripts/ensure-tool.sh chromium chromium - - "Chromium, for the browser test of the site" \
+		|| echo "Without it the browser test is skipped (in CI, where CI=true, it fails instead)." >&2; fi
+
+test-site: book chromium ## The built site in headless Chromium (every page, console, images) and its links
+	$(PYTEST) -q tests/test_site.py
+
+student: setup ## Student copies of the notebooks (solutions and outputs removed) into student/
+	$(BIN)/python scripts/student.py
 
 refresh: setup ## Re-execute notebooks and store their outputs (all, or NB=notebooks/x.ipynb)
 	$(BIN)/python scripts/refresh.py $(NB)
 
+bench: setup ## Measure build, test, notebook and library speed; writes bench/report.json and chapters/status.md
+	$(BIN)/python scripts/bench.py
+
 lab: setup ## JupyterLab on the notebooks, with the project's environment
-	$(BIN)/jupyter lab --notebook-dir=notebooks
+	$(BIN)/jupyter lab --notebook-dir=notebooks $(if $(filter 0,$(shell id -u)),--allow-root)
 
 clean: ## Remove the built site and caches (keeps .venv; `rm -rf .venv` for a fresh set-up)
 	rm -rf _build .pytest_cache

@@ -1,0 +1,361 @@
+"""The built site as a reader sees it: every page in headless Chromium, and every internal link.
+
+Run after `make book` (`make test` and `make test-site` do). The browser is Debian's (or the
+system's) Chromium driven by the `playwright` package; no browser is ever downloaded. Without a
+Chromium the browser tests are skipped with a note saying how to install one, except in CI
+(CI=true), where they fail instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SITE = ROOT / "_build" / "html"
+IN_CI = os.environ.get("CI", "").lower() == "true"
+
+CHROMIUM_NAMES = ["chromium", "chromium-browser", "google-chrome", "google-chrome-stable"]
+# Flags that keep Chromium from reaching the network on its own (updates, sync, field trials).
+LAUNCH_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+               "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+# Console errors that are known theme noise, each with why it is harmless. Everything else fails.
+ALLOWED_CONSOLE_ERRORS = {
+    # Jupyter Book 1 adds sphinx-thebe's inline configuration script twice to every page, and both
+    # copies declare `const THEBE_JS_URL` (with the same value). The second copy throws this
+    # SyntaxError and stops there; the first already defined everything. Thebe (live code cells on
+    # the page) is not enabled in this book, so nothing reads those constants anyway.
+    "thebe-config-included-twice": re.compile(r"Identifier 'THEBE_JS_URL' has already been declared"),
+    # pydata-sphinx-theme logs this on the first page a new reader opens: no light/dark choice is
+    # stored in localStorage yet, so it resets the mode to "auto" (follow the system), which is the
+    # intended default. Nothing fails; the next line it logs is "Changed to auto mode".
+    "theme-mode-fallback": re.compile(r"Got invalid theme mode"),
+}
+# Requests to other hosts (MathJax from its CDN, fonts) are blocked: the test runs offline by
+# design. Chromium reports each blocked load as a console error; those are not the site's fault
+# and are recognised by the URL they name, never by their text alone.
+
+
+def find_chromium() -> str | None:
+    explicit = os.environ.get("CHROMIUM")
+    if explicit:
+        return explicit if Path(explicit).exists() else None
+    for name in CHROMIUM_NAMES:
+        found = shutil.which(name)
+        if found:
+            return found
+    return None
+
+
+def pages() -> list[str]:
+    """Every HTML page of the built site, as a path relative to the site root."""
+    skip = ("_static/", "_sources/", "_images/")
+    return sorted(p.relative_to(SITE).as_posix() for p in SITE.rglob("*.html")
+                  if not p.relative_to(SITE).as_posix().startswith(skip)
+                  and not _is_redirect(p))
+
+
+def _is_redirect(path: Path) -> bool:
+    """index.html only sends the reader on to the landing page (a meta refresh)."""
+    return 'http-equiv="Refresh"' in path.read_text(errors="replace")[:2000]
+
+
+@pytest.fixture(scope="module")
+def site() -> Path:
+    if not (SITE / "index.html").exists():
+        message = "The site is not built: run `make test-site` (it builds the book first)."
+        if IN_CI:
+            pytest.fail(message)
+        pytest.skip(message)
+    return SITE
+
+
+@pytest.fixture(scope="module")
+def server(site):
+    class Quiet(SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def end_headers(self):
+            # Like a real host: the theme's scripts and styles are fetched once, not per page.
+            self.send_header("Cache-Control", "max-age=600")
+            super().end_headers()
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(site)))
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+    httpd.server_close()
+
+
+@pytest.fixture(scope="module")
+def linkchecker(site):
+    """LinkChecker over the built site, started at once so that it runs beside the browser test."""
+    command = [str(Path(sys.executable).parent / "linkchecker"), "--no-status", "--no-warnings",
+               "--recursion-level=-1", "--ignore-url=^https?://", "--ignore-url=^mailto:",
+               str(site / "index.html")]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    yield process
+    if process.poll() is None:
+        process.kill()
+        process.communicate()
+
+
+def _chromium_or_skip() -> str:
+    executable = find_chromium()
+    if executable is None:
+        message = ("No Chromium found for the browser test. Install it (Debian/Ubuntu: "
+                   "`sudo apt-get install chromium`; `make chromium` tries for you) or point "
+                   "CHROMIUM=/path/to/chromium at one.")
+        if IN_CI:
+            pytest.fail(message + " In CI (CI=true) this test is never skipped.")
+        pytest.skip(message)
+    return executable
+
+
+def _is_local(url: str, base: str) -> bool:
+    return url.startswith(base) or url.startswith("data:") or url.startswith("blob:") or url == "about:blank"
+
+
+# What every page is checked for, in the page itself: images that do not decode, Graphviz objects
+# whose SVG did not load, and tracebacks outside the cells meant to raise.
+CHECK_PAGE_JS = """
+async () => {
+  const problems = [];
+  for (const img of Array.from(document.images)) {
+    img.loading = "eager";
+    try { await img.decode(); }
+    catch (e) { problems.push("image does not decode: " + img.getAttribute("src")); }
+    if (img.complete && img.naturalWidth === 0) problems.push("image is empty: " + img.getAttribute("src"));
+  }
+  for (const obj of Array.from(document.querySelectorAll("object[type='image/svg+xml']"))) {
+    const doc = obj.contentDocument;
+    if (!doc || !doc.documentElement || doc.documentElement.localName !== "svg") {
+      problems.push("SVG object did not load: " + obj.getAttribute("data"));
+      continue;
+    }
+    // The links inside a Graphviz SVG (the decision guide's leaves): checked by the caller.
+    for (const a of Array.from(doc.querySelectorAll("a"))) {
+      const href = a.getAttribute("href") || a.getAttributeNS("http://www.w3.org/1999/xlink", "href");
+      if (href && !/^[a-z]+:/.test(href)) problems.push("svg-link " + new URL(href, obj.data).href);
+    }
+  }
+  const tracebacks = Array.from(document.querySelectorAll(".output.traceback, .output.error, .output.stderr"))
+    .filter(el => /Traceback \\(most recent call last\\)|Error:/.test(el.textContent))
+    .filter(el => !el.closest(".tag_raises-exception"));
+  for (const el of tracebacks) {
+    const cell = el.closest(".cell");
+    problems.push("traceback outside a raises-exception cell: " +
+                  el.textContent.trim().split("\\n").slice(-1)[0].slice(0, 160) +
+                  (cell && cell.id ? " (cell " + cell.id + ")" : ""));
+  }
+  return problems;
+}
+"""
+
+# The same page on a phone-sized screen in dark mode (the page is resized and switched, not
+# reloaded): it must not scroll sideways, and graphs must sit on a white card.
+PHONE_DARK_JS = """
+() => {
+  document.documentElement.dataset.theme = "dark";
+  const problems = [];
+  const width = document.documentElement.scrollWidth;
+  if (width > window.innerWidth + 1)
+    problems.push("wider than a phone screen: " + width + "px for " + window.innerWidth + "px");
+  for (const el of Array.from(document.querySelectorAll(
+      ".cell_output img[src$='.svg'], .cell_output .text_html svg, div.graphviz object"))) {
+    if (getComputedStyle(el).backgroundColor !== "rgb(255, 255, 255)")
+      problems.push("graph without a light background in dark mode: " +
+                    (el.getAttribute("src") || el.getAttribute("data") || el.nodeName));
+  }
+  return problems;
+}
+"""
+PHONE = {"width": 390, "height": 844}
+DESKTOP = {"width": 1280, "height": 900}
+TABS = 3  # pages checked at once: loading overlaps with checking, on two cores too
+
+
+class _PageError:
+    """An uncaught exception on the page, shaped like a console message."""
+
+    type = "error"
+    location = None
+
+    def __init__(self, text: str):
+        self.text = text
+
+
+async def _visit_all(executable: str, base: str, paths: list[str]) -> list[str]:
+    from playwright.async_api import async_playwright
+
+    problems: list[str] = []
+    queue: asyncio.Queue[str] = asyncio.Queue()
+    for path in paths:
+        queue.put_nowait(path)
+
+    async def route(r):
+        await (r.continue_() if _is_local(r.request.url, base) else r.abort())
+
+    async def worker(context):
+        page = await context.new_page()
+        current = {"path": ""}
+
+        def on_console(msg):
+            if msg.type != "error":
+                return
+            where = (msg.location or {}).get("url", "")
+            if where and not _is_local(where, base):
+                return  # a blocked request to another host (see the note at the top)
+            if any(p.search(msg.text) for p in ALLOWED_CONSOLE_ERRORS.values()):
+                return
+            problems.append(f"{current['path']}: console error: {msg.text[:200]}")
+
+        def on_failed(request):
+            if _is_local(request.url, base):
+                problems.append(f"{current['path']}: request failed: {request.url} ({request.failure})")
+
+        def on_response(response):
+            if _is_local(response.url, base) and response.status >= 400:
+                problems.append(f"{current['path']}: HTTP {response.status}: {response.url}")
+
+        page.on("console", on_console)
+        page.on("pageerror", lambda err: on_console(_PageError(str(err))))
+        page.on("requestfailed", on_failed)
+        page.on("response", on_response)
+        while not queue.empty():
+            path = queue.get_nowait()
+            current["path"] = path
+            await page.set_viewport_size(DESKTOP)
+            response = await page.goto(f"{base}/{path}", wait_until="load")
+            if response is None or not response.ok:
+                problems.append(f"{path}: does not load ({response.status if response else 'no response'})")
+                continue
+            for problem in await page.evaluate(CHECK_PAGE_JS):
+                if problem.startswith("svg-link "):
+                    target = urlsplit(problem.split(" ", 1)[1]).path.lstrip("/")
+                    if not (SITE / target).is_file():
+                        problems.append(f"{path}: a link inside a graph leads nowhere: {target}")
+                else:
+                    problems.append(f"{path}: {problem}")
+            await page.set_viewport_size(PHONE)
+            problems.extend(f"{path} (phone, dark): {p}" for p in await page.evaluate(PHONE_DARK_JS))
+        await page.close()
+
+    async with async_playwright() as p:
+        browser = await p.chromium.launch(executable_path=executable, args=LAUNCH_ARGS, headless=True)
+        context = await browser.new_context(viewport=DESKTOP)
+        await context.route("**/*", route)
+        # The landing page of the site root only redirects to intro.html.
+        page = await context.new_page()
+        await page.goto(f"{base}/index.html", wait_until="load")
+        await page.wait_for_url(re.compile(r"/intro\.html$"), timeout=10_000)
+        await page.close()
+        await asyncio.gather(*(worker(context) for _ in range(TABS)))
+        await context.close()
+        await browser.close()
+    return problems
+
+
+def test_every_page_in_chromium_desktop_then_phone_in_dark_mode(site, server, linkchecker):
+    """Each page loads with no failing request and no console error beyond the known theme noise,
+    its images decode, it shows no traceback outside a cell meant to raise; resized to a phone in
+    dark mode, it does not scroll sideways and its graphs sit on white."""
+    executable = _chromium_or_skip()
+    visited = pages()
+    assert len(visited) > 5, visited
+    problems = asyncio.run(_visit_all(executable, server, visited))
+    assert problems == [], "\n".join(sorted(problems))
+
+
+def test_internal_links_resolve(linkchecker):
+    """LinkChecker, offline: every link inside the site points to a page or file that exists."""
+    out, err = linkchecker.communicate(timeout=180)
+    assert linkchecker.returncode == 0, out[-4000:] + err[-2000:]
+
+
+class _Anchors(HTMLParser):
+    """Collects the ids a page defines and the links it makes."""
+
+    def __init__(self):
+        super().__init__()
+        self.ids: set[str] = set()
+        self.links: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        for key in ("id", "name"):
+            if attrs.get(key):
+                self.ids.add(attrs[key])
+        if tag == "a" and attrs.get("href"):
+            self.links.append(attrs["href"])
+
+
+def test_internal_anchors_resolve(site):
+    """Every link to a #fragment of a page of the site names an id that page defines.
+
+    (LinkChecker can check anchors too, but takes over a minute for what this does in a second.)
+    """
+    parsed: dict[Path, _Anchors] = {}
+
+    def parse(path: Path) -> _Anchors:
+        if path not in parsed:
+            parser = _Anchors()
+            parser.feed(path.read_text(errors="replace"))
+            parsed[path] = parser
+        return parsed[path]
+
+    broken = []
+    for rel in pages():
+        page = site / rel
+        for href in parse(page).links:
+            parts = urlsplit(href)
+            if parts.scheme or parts.netloc or not parts.fragment:
+                continue
+            target = (page.parent / unquote(parts.path)).resolve() if parts.path else page
+            if target.suffix != ".html" or not target.is_file():
+                continue  # a missing page is LinkChecker's to report
+            if unquote(parts.fragment) not in parse(target).ids:
+                broken.append(f"{rel}: {href}")
+    assert broken == [], "links to anchors that do not exist:\n" + "\n".join(sorted(set(broken)))
+
+
+def test_notebook_pages_have_launch_and_download_buttons(site):
+    """Colab and Binder on every notebook page (scenarios and executed chapters), a download of the
+    .ipynb, and the repository and issue buttons."""
+    notebooks = sorted((ROOT / "notebooks").glob("*.ipynb")) + sorted((ROOT / "chapters").glob("*.ipynb"))
+    assert notebooks
+    repo = "through-the-graph/through-the-graph-a-second-time"
+    missing = []
+    for source in notebooks:
+        doc = source.relative_to(ROOT).with_suffix("").as_posix()   # e.g. notebooks/01_backward_twice
+        page = site / f"{doc}.html"
+        if not page.exists():
+            missing.append(f"{doc}: no page in the site")
+            continue
+        html = page.read_text()
+        wanted = {
+            "Colab": f"colab.research.google.com/github/{repo}/blob/main/{doc}.ipynb",
+            "Binder": f"mybinder.org/v2/gh/{repo}/main?urlpath=tree/{doc}.ipynb",
+            "download .ipynb": f"_sources/{doc}.ipynb",
+            "repository": f"https://github.com/{repo}",
+            "issues": f"{repo}/issues",
+        }
+        missing += [f"{doc}: no {what} button" for what, needle in wanted.items() if needle not in html]
+        if not (site / "_sources" / f"{doc}.ipynb").exists():
+            missing.append(f"{doc}: the downloadable notebook is not in the site")
+    assert missing == [], "\n".join(missing)
