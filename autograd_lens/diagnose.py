@@ -257,6 +257,14 @@ def _stale_slots(node: Any) -> tuple[SavedSlot, ...]:
     return stale
 
 
+def _kids_of(node: Any, kids: dict[Any, list[Any]]) -> list[Any]:
+    """The children of ``node``, read from ``next_functions`` once and kept in ``kids``."""
+    below = kids.get(node)
+    if below is None:
+        below = kids[node] = children(node)
+    return below
+
+
 def _reachable(starts: list[Any], kids: dict[Any, list[Any]] | None = None
                ) -> tuple[list[Any], dict[Any, list[Any]]]:
     """Nodes reachable from ``starts`` in breadth-first order, and each node's children.
@@ -274,10 +282,7 @@ def _reachable(starts: list[Any], kids: dict[Any, list[Any]] | None = None
     while index < len(order):
         node = order[index]
         index += 1
-        below = kids.get(node)
-        if below is None:
-            below = kids[node] = [c for c, _ in node.next_functions if c is not None]
-        for child in below:
+        for child in _kids_of(node, kids):
             if child not in seen:
                 seen.add(child)
                 order.append(child)
@@ -448,10 +453,7 @@ def _judge_suspects(items: list[tuple[str, torch.Tensor, str]], kids: dict[Any, 
             if is_stale(node):
                 hits.add(node)
                 continue
-            below = kids.get(node)
-            if below is None:
-                below = kids[node] = [c for c, _ in node.next_functions if c is not None]
-            for child in below:
+            for child in _kids_of(node, kids):
                 if child not in seen:
                     seen.add(child)
                     work.append(child)

@@ -29,7 +29,7 @@ import torch
 from torchviz.dot import resize_graph
 
 from ._inputs import graph_roots
-from .graph import SavedSlot, node_name, node_slots, walk
+from .graph import SavedSlot, children, node_name, node_slots, walk
 
 LEAF = "lightblue"
 NODE = "lightgrey"
@@ -137,7 +137,7 @@ def _render(root: Any, params: Mapping[str, torch.Tensor] | None, *, show_saved:
             dot.node(f"v{i}", f"{names.get(id(variable), '')}\n {_shape(variable.shape)}",
                      fillcolor=LEAF)
             dot.edge(f"v{i}", key)
-        for child in (c for c, _ in node.next_functions if c is not None):
+        for child in children(node):
             if child in index:
                 dot.edge(f"n{index[child]}", key)
             else:

@@ -31,6 +31,15 @@ import nbformat
 
 ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
+LABELS = {
+    "make_test_s": "`make test`, seconds",
+    "make_book_no_change_s": "`make book` with nothing changed, seconds",
+    "notebook_alone_max_s": "slowest notebook alone in a fresh kernel, seconds",
+    "cell_max_s": "slowest cell, seconds",
+    "saved_tensors_vs_backward": "`saved_tensors` / backward, 10,000-node graph",
+    "diagnose_vs_backward": "`diagnose` / backward, 10,000-node graph",
+    "diagnose_vs_training_step": "`diagnose` / one transformer-encoder training step",
+}
 TARGETS = {
     "make_test_s": 240.0,
     "make_book_no_change_s": 10.0,
@@ -197,9 +206,15 @@ def write_status(report: dict) -> None:
         "| --- | --- | --- | --- |",
     ]
     for key, t in report["targets"].items():
-        value = "not measured" if t["value"] is None else f"{t['value']:g}"
-        lines.append(f"| {key.replace('_', ' ')} | {value} | {t['limit']:g} | "
+        value = "not measured" if t["value"] is None else f"{t['value']:.3g}"
+        lines.append(f"| {LABELS[key]} | {value} | {t['limit']:g} | "
                      f"{'yes' if t['met'] else 'no'} |")
+    make = report["make"]
+    lines += ["", "## Building and testing", "",
+              f"- `make book` from nothing (after set-up): {make.get('make_book_first_s')} s; "
+              f"with nothing changed: {make.get('make_book_no_change_s')} s."]
+    for part, took in make.get("make_test_parts_s", {}).items():
+        lines.append(f"- `make test`, part {part}: {took} s.")
     lines += ["", f"The floor (a fresh kernel that imports torch, torchviz and matplotlib and draws one "
               f"graph): {report['notebooks_floor_s']} s.", "",
               "## Each notebook alone in a fresh kernel", "",
@@ -217,9 +232,14 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=int(os.environ.get("BENCH_REPEATS", 3)))
     parser.add_argument("--quick", action="store_true", help="skip the make test timings")
+    parser.add_argument("--status-only", action="store_true",
+                        help="only rewrite chapters/status.md from bench/report.json")
     args = parser.parse_args()
     if args.repeats < 1:
         parser.error("--repeats must be at least 1")
+    if args.status_only:
+        write_status(json.loads((ROOT / "bench" / "report.json").read_text()))
+        return 0
     print(f"Benchmarking with {args.repeats} repeats; this takes a while.", flush=True)
     print("Library ratios ...", flush=True)
     library = bench_library(args.repeats)

@@ -2,6 +2,9 @@ import os
 import sys
 from pathlib import Path
 
+import pytest
+import torch
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 
@@ -40,3 +43,9 @@ def pytest_sessionfinish(session, exitstatus):
         if reporter:
             reporter.write_line("ERROR: " + message, red=True)
         session.exitstatus = 1
+
+
+@pytest.fixture(autouse=True)
+def _seed():
+    """Every test starts from the same random state."""
+    torch.manual_seed(0)

@@ -14,6 +14,7 @@ from torch import nn
 from torch.utils.checkpoint import checkpoint
 
 import autograd_lens as al
+from lens_functions import Square
 
 
 # ---------------------------------------------------------------------------------------------
@@ -51,18 +52,6 @@ def check(root, *, suspects=None, inputs=None, grad=False, expect_ok, pattern=No
     return report
 
 
-class Square(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return x * x
-
-    @staticmethod
-    def backward(ctx, grad):
-        (x,) = ctx.saved_tensors
-        return 2 * x * grad
-
-
 class Double(torch.autograd.Function):
     """Saves nothing: a second backward through it works."""
 
@@ -73,11 +62,6 @@ class Double(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad):
         return 2 * grad
-
-
-@pytest.fixture(autouse=True)
-def _seed():
-    torch.manual_seed(0)
 
 
 # ---------------------------------------------------------------------------------------------

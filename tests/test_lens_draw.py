@@ -11,23 +11,7 @@ from torch import nn
 from torch.utils.checkpoint import checkpoint
 
 import autograd_lens as al
-
-
-class Square(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return x * x
-
-    @staticmethod
-    def backward(ctx, grad):
-        (x,) = ctx.saved_tensors
-        return 2 * x * grad
-
-
-@pytest.fixture(autouse=True)
-def _seed():
-    torch.manual_seed(0)
+from lens_functions import Square
 
 
 def _graphs():

@@ -12,11 +12,6 @@ from torch import nn
 import autograd_lens as al
 
 
-@pytest.fixture(autouse=True)
-def _seed():
-    torch.manual_seed(0)
-
-
 # ---------------------------------------------------------------------------------------------
 # saved_memory
 
