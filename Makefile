@@ -37,7 +37,9 @@ BOOK_STAMP := _build/.book-built
 
 $(BOOK_STAMP): $(BOOK_SOURCES) $(STAMP)
 	@$(BIN)/python scripts/check_stored.py
-	@$(BIN)/jupyter-book build . -W -n --keep-going --quiet
+	@# A failed build keeps Sphinx's saved environment, whose next run would not repeat the
+	@# warnings of unchanged pages and would pass: drop it, so the next build reads everything.
+	@$(BIN)/jupyter-book build . -W -n --keep-going --quiet || { rm -rf _build/.doctrees; exit 1; }
 	@if [ -d _build/html/reports ]; then echo "ERROR: the build wrote execution reports into _build/html/reports" >&2; exit 1; fi
 	@touch $@
 
