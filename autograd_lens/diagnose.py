@@ -32,7 +32,8 @@ import torch
 
 from ._inputs import graph_roots
 from .errors import is_freed_graph_error, is_inplace_error
-from .graph import SavedSlot, children, node_name, stale_slots, without_gc
+from .graph import (SavedSlot, children, children_cached, is_custom_function, node_name,
+                    reachable, stale_slots, without_gc)
 
 BOOK_URL = "https://through-the-graph.github.io/through-the-graph-a-second-time/"
 """Where the book is published; the report links to its notebooks under ``notebooks/``."""
@@ -251,42 +252,10 @@ def _unpacks_saved(node: Any) -> bool:
 
 def _stale_slots(node: Any) -> tuple[SavedSlot, ...]:
     stale = tuple(stale_slots(node)[1])
-    if stale and isinstance(node, torch.autograd.function.BackwardCFunction):
+    if stale and is_custom_function(node):
         if not _unpacks_saved(node):
             return ()  # its backward never reads ctx.saved_tensors: a second run works
     return stale
-
-
-def _kids_of(node: Any, kids: dict[Any, list[Any]]) -> list[Any]:
-    """The children of ``node``, read from ``next_functions`` once and kept in ``kids``."""
-    below = kids.get(node)
-    if below is None:
-        below = kids[node] = children(node)
-    return below
-
-
-def _reachable(starts: list[Any], kids: dict[Any, list[Any]] | None = None
-               ) -> tuple[list[Any], dict[Any, list[Any]]]:
-    """Nodes reachable from ``starts`` in breadth-first order, and each node's children.
-
-    ``kids`` (children already read) is reused and extended: each node's edges are read once.
-    """
-    kids = {} if kids is None else kids
-    order: list[Any] = []
-    seen: set[Any] = set()
-    for start in starts:
-        if start not in seen:
-            seen.add(start)
-            order.append(start)
-    index = 0
-    while index < len(order):
-        node = order[index]
-        index += 1
-        for child in _kids_of(node, kids):
-            if child not in seen:
-                seen.add(child)
-                order.append(child)
-    return order, kids
 
 
 def _parents(order: list[Any], kids: dict[Any, list[Any]]) -> dict[Any, list[Any]]:
@@ -453,7 +422,7 @@ def _judge_suspects(items: list[tuple[str, torch.Tensor, str]], kids: dict[Any, 
             if is_stale(node):
                 hits.add(node)
                 continue
-            for child in _kids_of(node, kids):
+            for child in children_cached(node, kids):
                 if child not in seen:
                     seen.add(child)
                     work.append(child)
@@ -470,7 +439,7 @@ def _judge_suspects(items: list[tuple[str, torch.Tensor, str]], kids: dict[Any, 
     explained: set[Any] = set()
     for _, _, node, old, _ in judged:
         if old:
-            explained.update(_reachable([node], kids)[0])
+            explained.update(reachable([node], kids)[0])
     found = []
     in_graph = executed_set if executed_set is not None else slot_count
     for name, origin, node, old, hits in judged:
@@ -606,7 +575,7 @@ def diagnose(root: Any, suspects: Any = None, *, inputs: Any = None, grad: bool 
         raise ValueError("grad=True predicts torch.autograd.grad(root, inputs): pass inputs too.")
     items = _suspect_items(suspects)
 
-    order, kids = _reachable([r.grad_fn for r in roots])
+    order, kids = reachable([r.grad_fn for r in roots])
     executed = _executed(order, kids, wanted, grad)
     executed_set = set(executed) if wanted is not None else None
     stale_nodes: dict[Any, tuple[SavedSlot, ...]] = {}

@@ -101,6 +101,39 @@ def children(node: Any) -> list[Any]:
     return [child for child, _ in getattr(node, "next_functions", ()) if child is not None]
 
 
+def children_cached(node: Any, kids: dict[Any, list[Any]]) -> list[Any]:
+    """:func:`children`, read once per node and kept in ``kids``."""
+    below = kids.get(node)
+    if below is None:
+        below = kids[node] = children(node)
+    return below
+
+
+def reachable(starts: list[Any], kids: dict[Any, list[Any]] | None = None
+              ) -> tuple[list[Any], dict[Any, list[Any]]]:
+    """Nodes reachable from ``starts``, each once, breadth-first from one start after the other,
+    and each node's children.
+
+    ``kids`` (children already read) is reused and extended: each node's edges are read once.
+    """
+    kids = {} if kids is None else kids
+    order: list[Any] = []
+    seen: set[Any] = set()
+    for start in starts:
+        if start in seen:
+            continue
+        seen.add(start)
+        order.append(start)
+        index = len(order) - 1
+        while index < len(order):
+            for child in children_cached(order[index], kids):
+                if child not in seen:
+                    seen.add(child)
+                    order.append(child)
+            index += 1
+    return order, kids
+
+
 def walk(root: Any) -> list[Any]:
     """Every node reachable from ``root``, each once, in a stable breadth-first order.
 
@@ -112,22 +145,7 @@ def walk(root: Any) -> list[Any]:
     >>> [node_name(n) for n in walk((x * 2).sum())]
     ['SumBackward0', 'MulBackward0', 'AccumulateGrad']
     """
-    order: list[Any] = []
-    seen: set[Any] = set()
-    for tensor in graph_roots(root):
-        start = tensor.grad_fn
-        if start in seen:
-            continue
-        seen.add(start)
-        order.append(start)
-        index = len(order) - 1
-        while index < len(order):
-            for child, _ in order[index].next_functions:
-                if child is not None and child not in seen:
-                    seen.add(child)
-                    order.append(child)
-            index += 1
-    return order
+    return reachable([tensor.grad_fn for tensor in graph_roots(root)])[0]
 
 
 def _raw_names(node: Any) -> tuple[str, ...]:
@@ -139,7 +157,8 @@ def _raw_names(node: Any) -> tuple[str, ...]:
     return names
 
 
-def _is_custom_function(node: Any) -> bool:
+def is_custom_function(node: Any) -> bool:
+    """True for the node of a custom ``torch.autograd.Function`` (checkpoint's reentrant mode too)."""
     return isinstance(node, torch.autograd.function.BackwardCFunction)
 
 
@@ -319,7 +338,7 @@ def node_slots(node: Any) -> list[SavedSlot]:
     >>> [(s.name, s.state, s.nbytes) for s in node_slots((x * x).grad_fn)]
     [('other', 'alive', 8), ('self', 'alive', 8)]
     """
-    if _is_custom_function(node):
+    if is_custom_function(node):
         return _custom_function_slots(node)
     return _builtin_slots(node)
 
@@ -329,7 +348,7 @@ def stale_slots(node: Any) -> tuple[int, list[SavedSlot]]:
 
     Cheaper than :func:`node_slots` when most slots are alive: no object is built for them.
     """
-    scan = _custom_function_slots if _is_custom_function(node) else _builtin_slots
+    scan = _custom_function_slots if is_custom_function(node) else _builtin_slots
     found = scan(node, False)
     return len(found), [slot for slot in found if slot is not _ALIVE and slot.state != "alive"]
 
