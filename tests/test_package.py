@@ -64,12 +64,11 @@ print(al.__file__)
 """
 
 
-def run(*command, cwd: Path, **kwargs) -> subprocess.CompletedProcess:
-    """Run a command outside the repository, with nothing of ours on PYTHONPATH."""
+def run(*command, cwd: Path) -> subprocess.CompletedProcess:
+    """Run a command in `cwd` (outside the repository), with nothing of ours on PYTHONPATH."""
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
-    result = subprocess.run([str(c) for c in command], cwd=cwd, env=env, capture_output=True,
-                            text=True, timeout=300, **kwargs)
-    return result
+    return subprocess.run([str(c) for c in command], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=300)
 
 
 def must(result: subprocess.CompletedProcess) -> str:
