@@ -115,7 +115,7 @@ def start_linkchecker(base: str) -> subprocess.Popen:
     """LinkChecker over the site served at `base`, recursively, never leaving that server.
 
     It reads the site over HTTP, not from disk: run as root, LinkChecker drops its privileges to
-    `nobody`, who cannot read files in a private directory (a 0700 temporary directory, /root),
+    `nobody`, who cannot read files in a private directory (a 0700 temporary directory, root's home),
     while this process, which serves them, can.
     """
     only_this_server = "^https?://(?!" + re.escape(base.split("://", 1)[1]) + "/)"
