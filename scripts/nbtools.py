@@ -60,7 +60,8 @@ def toc_files(entry) -> list[str]:
     if not isinstance(entry, dict):
         return []
     files = [entry["file"]] if "file" in entry else []
-    return files + [f for key in ("parts", "chapters", "sections") for f in toc_files(entry.get(key))]
+    nested = (entry.get(key) for key in ("parts", "chapters", "sections"))
+    return files + [f for part in nested for f in toc_files(part)]
 
 
 def notebook_paths(reverse: bool = False) -> list[Path]:

@@ -3,7 +3,8 @@
 import nbformat
 import pytest
 
-from nbtools import CHAPTERS, NOTEBOOKS as NOTEBOOK_DIR, toc_files, code_digest, notebook_paths, stored_problems
+from nbtools import CHAPTERS, code_digest, notebook_paths, stored_problems, toc_files
+from nbtools import NOTEBOOKS as NOTEBOOK_DIR
 
 # Every notebook on disk, listed in the table of contents or not.
 NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.ipynb")) + sorted(CHAPTERS.glob("*.ipynb"))
