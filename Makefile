@@ -47,15 +47,15 @@ book: setup $(BOOK_STAMP) ## Build the site into _build/html (warnings are error
 	@echo "The site is in _build/html. Open _build/html/index.html in a browser, or serve it:"
 	@echo "  $(BIN)/python -m http.server -d _build/html 8000   # then visit http://127.0.0.1:8000"
 
-test-unit: setup ## Unit tests of autograd_lens and of the book's tooling
-	$(PYTEST) -q -n $(JOBS) tests autograd_lens --doctest-modules --ignore=tests/test_site.py
+test-unit: setup ## Unit tests and doctests of autograd_lens and of the book's tooling, offline
+	scripts/offline.sh $(PYTEST) -q -n $(JOBS) --doctest-modules --ignore=tests/test_site.py tests autograd_lens
 
-test-notebooks: setup ## Strict nbval on every stored notebook
-	scripts/offline.sh $(PYTEST) -q -n $(JOBS) --dist loadscope $(NBVAL) $(shell scripts/toc_order.sh --reverse)
+# The notebooks in reverse table-of-contents order (read from _toc.yml by scripts/nbtools.py).
+test-notebooks: setup ## Strict nbval on every stored notebook, offline
+	scripts/offline.sh $(PYTEST) -q -n $(JOBS) --dist loadscope $(NBVAL) \
+		$(shell $(BIN)/python scripts/nbtools.py --reverse)
 
-test: setup ## Everything CI checks: unit tests, strict nbval, student copies, the book build, the site in a browser
-	scripts/offline.sh $(PYTEST) -q -n $(JOBS) --dist loadscope $(NBVAL) --doctest-modules \
-		--ignore=tests/test_site.py tests autograd_lens $(shell scripts/toc_order.sh --reverse)
+test: test-unit test-notebooks ## Everything CI checks: unit tests, strict nbval, student copies, the book build, the site in a browser
 	@$(MAKE) --no-print-directory book
 	@$(MAKE) --no-print-directory test-site
 
