@@ -54,9 +54,9 @@ def _human(nbytes: int | None) -> str:
         return "? bytes"
     for unit in ("bytes", "KiB", "MiB", "GiB"):
         if nbytes < 1024 or unit == "GiB":
-            return f"{nbytes} {unit}" if unit == "bytes" else f"{nbytes:.1f} {unit}"
+            break
         nbytes /= 1024
-    return ""  # unreachable
+    return f"{nbytes} {unit}" if unit == "bytes" else f"{nbytes:.1f} {unit}"
 
 
 def _slot_style(slot: SavedSlot) -> dict[str, str]:
@@ -127,7 +127,6 @@ def _render(root: Any, params: Mapping[str, torch.Tensor] | None, *, show_saved:
         if tensor.grad_fn in index:
             dot.edge(f"n{index[tensor.grad_fn]}", f"r{r}")
 
-    hidden_children = 0
     for i, node in enumerate(shown):
         key = f"n{i}"
         style = dict(color=CURRENT, fillcolor=NODE, penwidth="3") if i == current else {}
@@ -140,8 +139,6 @@ def _render(root: Any, params: Mapping[str, torch.Tensor] | None, *, show_saved:
         for child in children(node):
             if child in index:
                 dot.edge(f"n{index[child]}", key)
-            else:
-                hidden_children += 1
         if show_saved:
             for k, slot in enumerate(slots_of(i, node)):
                 dot.node(f"s{i}_{k}", **_slot_style(slot))

@@ -96,7 +96,7 @@ def test_meter_allows_what_autograd_allows():
 
 
 def test_meter_cannot_be_entered_twice():
-    meter = al.SavedMemoryMeter()
+    meter = al.saved_memory()
     with meter:
         with pytest.raises(RuntimeError, match="already active"):
             meter.__enter__()
