@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import torch
 
@@ -86,3 +86,18 @@ def backward_inputs(inputs: object) -> list[torch.Tensor]:
             raise ValueError(f"inputs[{i}] does not require grad, so backward cannot compute a "
                              "gradient for it. Pass tensors that require grad.")
     return items
+
+
+def leaf_names(params: object) -> dict[int, str]:
+    """Names for leaf tensors, such as ``dict(model.named_parameters())``, by ``id`` of the tensor."""
+    if params is not None and not isinstance(params, Mapping):
+        raise TypeError(
+            f"params must be a mapping of names to tensors, such as dict(model.named_parameters()),"
+            f" got a {type(params).__name__}."
+        )
+    names = {}
+    for key, value in (params or {}).items():
+        if not isinstance(value, torch.Tensor):
+            raise TypeError(f"params[{key!r}] is a {type(value).__name__}, not a tensor.")
+        names[id(value)] = key
+    return names

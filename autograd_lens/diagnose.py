@@ -30,8 +30,8 @@ from torch.autograd.graph import Node
 
 from ._inputs import backward_inputs, graph_roots
 from .errors import is_freed_graph_error, is_inplace_error
-from .graph import (SavedSlot, breadth_first, children, is_compiled, is_custom_function, node_name,
-                    stale_slots, without_gc)
+from .graph import (SavedSlot, breadth_first, children, is_custom_function, node_name, stale_slots,
+                    without_gc)
 from .report import PATTERNS, FrontierNode, Pattern, Report, SourceLine, Suspect
 from .suspects import judge_suspects, suspect_items
 
@@ -48,12 +48,13 @@ def _unpacks_saved(node: Node) -> bool:
 
 def _read(node: Node) -> tuple[int, tuple[SavedSlot, ...], bool]:
     """How many saved tensors ``node`` has, the stale ones its backward would use, and whether
-    the lens cannot see into it (a compiled region, or slots it cannot read)."""
+    the lens cannot see into it: a region compiled by ``torch.compile``, whose backward needs
+    more than its saved tensors show, or a node whose saved tensors it cannot read."""
     try:
         count, stale = stale_slots(node)
     except RuntimeError:
         return 0, (), True
-    compiled = is_custom_function(node) and is_compiled(node)
+    compiled = is_custom_function(node) and node_name(node) == "CompiledFunctionBackward"
     if stale and is_custom_function(node) and not compiled and not _unpacks_saved(node):
         stale = []  # its backward never reads ctx.saved_tensors: a second run works
     return count, tuple(stale), compiled

@@ -28,7 +28,7 @@ import graphviz
 import torch
 from torchviz.dot import resize_graph
 
-from ._inputs import graph_roots
+from ._inputs import graph_roots, leaf_names
 from .graph import SavedSlot, children, node_name, node_slots, walk
 
 LEAF = "lightblue"
@@ -86,13 +86,10 @@ def _legend(dot: graphviz.Digraph, with_current: bool) -> None:
     with dot.subgraph(name="cluster_legend") as legend:
         legend.attr(label="legend", fontsize="10", fontname="monospace", style="dashed",
                     color="gray50")
-        previous = None
         for index, (label, style) in enumerate(items):
-            key = f"legend{index}"
-            legend.node(key, label, **style)
-            if previous is not None:
-                legend.edge(previous, key, style="invis")
-            previous = key
+            legend.node(f"legend{index}", label, **style)
+            if index:
+                legend.edge(f"legend{index - 1}", f"legend{index}", style="invis")
 
 
 def _render(root: Any, params: Mapping[str, torch.Tensor] | None, *, show_saved: bool,
@@ -100,19 +97,9 @@ def _render(root: Any, params: Mapping[str, torch.Tensor] | None, *, show_saved:
             slots_of: Callable[[int, Any], list[SavedSlot]] | None = None,
             current: int | None = None) -> graphviz.Digraph:
     roots = graph_roots(root)
-    if params is not None and not isinstance(params, Mapping):
-        raise TypeError(
-            f"params must be a mapping of names to tensors, such as dict(model.named_parameters()),"
-            f" got a {type(params).__name__}."
-        )
+    names = leaf_names(params)
     if not isinstance(max_nodes, int) or isinstance(max_nodes, bool) or max_nodes < 1:
         raise ValueError(f"max_nodes must be a positive int, got {max_nodes!r}.")
-    names = {}
-    for key, value in (params or {}).items():
-        if not isinstance(value, torch.Tensor):
-            raise TypeError(f"params[{key!r}] is a {type(value).__name__}, not a tensor.")
-        names[id(value)] = key
-
     nodes = walk(roots)
     shown = nodes[:max_nodes]
     index = {node: i for i, node in enumerate(shown)}

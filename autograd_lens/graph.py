@@ -1,15 +1,11 @@
 """Walking an autograd graph and reading the state of every saved tensor in it.
 
-Vocabulary (the same as PyTorch's autograd notes):
-
-* a **node** is a backward function such as ``MulBackward0``, reached from a tensor's ``grad_fn``
-  and, from there, through ``next_functions``;
-* a **saved tensor** is a tensor a node kept during the forward pass because its backward needs it;
-* backward **frees** the saved tensors of every node it executes, unless asked to retain the graph.
-  The nodes and their edges stay; only the saved tensors go.
-
-Reading a slot's state never unpacks a saved tensor that has a pack/unpack hook (such as
-``torch.utils.checkpoint`` or ``save_on_cpu``), so looking changes nothing that backward does later.
+In the words of PyTorch's autograd notes: a **node** is a backward function such as
+``MulBackward0``, reached from a tensor's ``grad_fn`` and then through ``next_functions``; a
+**saved tensor** is one a node kept during the forward pass because its backward needs it;
+backward **frees** the saved tensors of every node it executes, unless asked to retain the graph
+(the nodes and their edges stay). Reading a slot never unpacks a saved tensor that a hook packed
+(``torch.utils.checkpoint``, ``save_on_cpu``), so looking changes nothing that backward does later.
 """
 
 from __future__ import annotations
@@ -28,27 +24,22 @@ State = Literal["alive", "freed", "modified"]
 
 
 def without_gc(function):
-    """Run ``function`` with Python's cyclic garbage collector paused (restored afterwards).
-
-    Reading a big graph creates one Python object per node and per saved tensor; the collector
-    would otherwise scan all of them again and again while they are being created. Nothing is
-    leaked: collection resumes, as before, when the function returns.
-    """
+    """Run ``function`` with Python's cyclic garbage collector paused (restored afterwards), so
+    that it does not scan the many objects a big graph's reading creates again and again."""
     @functools.wraps(function)
     def paused(*args, **kwargs):
-        if not gc.isenabled():
-            return function(*args, **kwargs)
+        enabled = gc.isenabled()
         gc.disable()
         try:
             return function(*args, **kwargs)
         finally:
-            gc.enable()
+            if enabled:
+                gc.enable()
     return paused
 
 
 _RAW_PREFIX = "_raw_saved_"
 _SAVED_PREFIX = "_saved_"
-_CUSTOM_FUNCTION_SLOTS = "saved_tensors"
 
 
 class SavedSlot(NamedTuple):
@@ -75,7 +66,7 @@ class SavedSlot(NamedTuple):
     nbytes: int | None
     shape: tuple[int, ...] | None
     dtype: Any  # a torch.dtype, or None
-    node: Any
+    node: Node
     hooked: bool = False
 
     @property
@@ -84,7 +75,7 @@ class SavedSlot(NamedTuple):
         return self.state != "alive"
 
 
-def node_name(node: Any) -> str:
+def node_name(node: Node) -> str:
     """The class name of a node, such as ``"MulBackward0"``.
 
     >>> import torch
@@ -148,15 +139,7 @@ def is_custom_function(node: Node) -> bool:
     return isinstance(node, torch.autograd.function.BackwardCFunction)
 
 
-def is_compiled(node: Node) -> bool:
-    """True for the node of a compiled region (``torch.compile``): its saved tensors are the
-    region's own, and what its backward needs from them cannot be seen from outside."""
-    return node_name(node) == "CompiledFunctionBackward"
-
-
 def _tensors_in(packed: Any) -> list[torch.Tensor]:
-    if packed is None:
-        return []
     if isinstance(packed, torch.Tensor):
         return [packed]
     if isinstance(packed, (tuple, list)):
@@ -166,7 +149,7 @@ def _tensors_in(packed: Any) -> list[torch.Tensor]:
 
 
 def _slot(node: Node, name: str, state: State, data: Any, hooked: bool) -> SavedSlot:
-    tensors = [data] if isinstance(data, torch.Tensor) else _tensors_in(data)
+    tensors = _tensors_in(data)
     if len(tensors) == 1:
         t = tensors[0]
         return SavedSlot(node_name(node), name, state, t.nbytes, tuple(t.shape), t.dtype, node,
@@ -214,14 +197,14 @@ def _checkpoint_inputs_modified(hook: Any) -> bool:
     return False
 
 
+# A slot as read: name, state, what it holds (a tensor, what a hook packed, or None once freed),
+# and whether a hook packed it. _slot turns it into a SavedSlot.
 Entry = tuple[str, State, Any, bool]
-"""A slot as read: its name, its state, what it holds (a tensor, what a hook packed, or None
-once freed) and whether a hook packed it. :func:`_slot` turns it into a :class:`SavedSlot`."""
 
 
 def _read(name: str, raw: Any, *unpack: Any) -> Entry | None:
-    """One SavedTensor ``raw``, or None when the slot holds no tensor. ``unpack``: a function
-    and its arguments that unpack it."""
+    """One SavedTensor ``raw`` (``unpack``: a function and its arguments that unpack it), or
+    None when the slot holds no tensor."""
     hook = getattr(raw, "unpack_hook", None)
     if hook is None:
         # No hook: unpacking has no side effect, and the value it returns gives the size.
@@ -247,27 +230,20 @@ def _read(name: str, raw: Any, *unpack: Any) -> Entry | None:
 def _custom_function_entries(node: Node) -> list[Entry | None]:
     state, raws = _probe(getattr, node, "_raw_saved_tensors")
     if state != "alive":
-        return [(_CUSTOM_FUNCTION_SLOTS, state, None, False)]
+        return [("saved_tensors", state, None, False)]
     return [_read(str(index), raw, raw.unpack) for index, raw in enumerate(raws or ())]
 
 
-_slot_names_by_type: dict[type, tuple[tuple[str, str, str], ...]] = {}
-
-
-def _slot_names(node: Node) -> tuple[tuple[str, str, str], ...]:
-    """(name, raw attribute, unpacking attribute) of each saved slot of this node's type."""
-    kind = type(node)
-    names = _slot_names_by_type.get(kind)
-    if names is None:
-        names = tuple((a[len(_RAW_PREFIX):], a, _SAVED_PREFIX + a[len(_RAW_PREFIX):])
-                      for a in dir(node) if a.startswith(_RAW_PREFIX))
-        _slot_names_by_type[kind] = names
-    return names
+@functools.cache
+def _slot_names(kind: type) -> tuple[tuple[str, str, str], ...]:
+    """(name, raw attribute, unpacking attribute) of each saved slot of a node type."""
+    return tuple((a[len(_RAW_PREFIX):], a, _SAVED_PREFIX + a[len(_RAW_PREFIX):])
+                 for a in dir(kind) if a.startswith(_RAW_PREFIX))
 
 
 def _builtin_entries(node: Node) -> list[Entry | None]:
     entries: list[Entry | None] = []
-    for name, raw_attr, saved_attr in _slot_names(node):
+    for name, raw_attr, saved_attr in _slot_names(type(node)):
         state, raw = _probe(getattr, node, raw_attr)
         if state != "alive":
             entries.append((name, state, None, False))
