@@ -182,8 +182,9 @@ def diagnose(root: Any, suspects: Any = None, *, inputs: Any = None, grad: bool 
 
     frontier: list[Node] = []
     fresh: list[Node] = []
-    for node in breadth_first([r.grad_fn for r in roots if r.grad_fn in slot_count],
-                           stop=stale_nodes.__contains__, follow=follow if wanted else kids.__getitem__):
+    starts = [r.grad_fn for r in roots if r.grad_fn in slot_count]
+    for node in breadth_first(starts, stop=stale_nodes.__contains__,
+                              follow=kids.__getitem__ if wanted is None else follow):
         (frontier if node in stale_nodes else fresh).append(node)
 
     outside: dict[Node, bool] = {}

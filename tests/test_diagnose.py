@@ -366,6 +366,8 @@ def test_18_checkpoint_input_modified_in_place(reentrant):
     out = checkpoint(lambda t: t.sin().exp(), h, use_reentrant=reentrant).sum()
     with torch.no_grad():
         h.add_(1)           # the checkpoint saved h; recomputing from it now fails
+    states = {(s.node_name, s.state) for s in al.saved_tensors(out)}
+    assert ("MulBackward0", "alive") in states and any(s == "modified" for _, s in states)
     report = check(out, expect_ok=False, pattern="modified_in_place")
     assert {s.state for s in report.stale} == {"modified"}
 
