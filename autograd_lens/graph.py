@@ -152,8 +152,8 @@ def _slot(node: Node, name: str, state: State, data: Any, hooked: bool) -> Saved
     tensors = _tensors_in(data)
     if len(tensors) == 1:
         t = tensors[0]
-        return SavedSlot(node_name(node), name, state, t.nbytes, tuple(t.shape), t.dtype, node,
-                         hooked)
+        return SavedSlot(type(node).__name__, name, state, t.nbytes, tuple(t.shape), t.dtype,
+                         node, hooked)
     nbytes = sum(t.nbytes for t in tensors) if tensors else None
     return SavedSlot(node_name(node), name, state, nbytes, None, None, node, hooked)
 
@@ -257,9 +257,11 @@ def _builtin_entries(node: Node) -> list[Entry | None]:
     return entries
 
 
-def _entries(node: Node) -> list[Entry]:
-    read = _custom_function_entries if is_custom_function(node) else _builtin_entries
-    return [entry for entry in read(node) if entry is not None]
+def _entries(node: Node) -> list[Entry | None]:
+    """Every slot of ``node`` as read (None for a slot that holds no tensor)."""
+    if is_custom_function(node):
+        return _custom_function_entries(node)
+    return _builtin_entries(node)
 
 
 def node_slots(node: Node) -> list[SavedSlot]:
@@ -270,12 +272,12 @@ def node_slots(node: Node) -> list[SavedSlot]:
     >>> [(s.name, s.state, s.nbytes) for s in node_slots((x * x).grad_fn)]
     [('other', 'alive', 8), ('self', 'alive', 8)]
     """
-    return [_slot(node, *entry) for entry in _entries(node)]
+    return [_slot(node, *entry) for entry in _entries(node) if entry is not None]
 
 
 def stale_slots(node: Node) -> tuple[int, list[SavedSlot]]:
     """How many saved-tensor slots ``node`` has, and those that are freed or modified."""
-    entries = _entries(node)
+    entries = [entry for entry in _entries(node) if entry is not None]
     return len(entries), [_slot(node, *entry) for entry in entries if entry[1] != "alive"]
 
 
