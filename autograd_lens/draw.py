@@ -26,6 +26,7 @@ from typing import Any, Callable, Mapping
 
 import graphviz
 import torch
+from torch.autograd.graph import Node
 from torchviz.dot import resize_graph
 
 from ._inputs import graph_roots, leaf_names
@@ -94,7 +95,7 @@ def _legend(dot: graphviz.Digraph, with_current: bool) -> None:
 
 def _render(root: Any, params: Mapping[str, torch.Tensor] | None, *, show_saved: bool,
             max_nodes: int, legend: bool, title: str | None,
-            slots_of: Callable[[int, Any], list[SavedSlot]] | None = None,
+            slots_of: Callable[[int, Node], list[SavedSlot]] | None = None,
             current: int | None = None) -> graphviz.Digraph:
     roots = graph_roots(root)
     names = leaf_names(params)
@@ -200,10 +201,7 @@ class BackwardFrames:
 
     def __init__(self, roots: list[torch.Tensor], params: Mapping[str, torch.Tensor] | None,
                  before: list[list[SavedSlot]], frames: list[Frame]):
-        self._roots = roots
-        self._params = params
-        self._before = before
-        self.frames = frames
+        self._roots, self._params, self._before, self.frames = roots, params, before, frames
 
     def __len__(self) -> int:
         return len(self.frames)
@@ -219,7 +217,7 @@ class BackwardFrames:
         frame = self.frames[k]
         done = {f.node_index: f.slots for f in self.frames[: frame.step]}
 
-        def slots_of(i: int, node: Any) -> list[SavedSlot]:
+        def slots_of(i: int, node: Node) -> list[SavedSlot]:
             return list(done[i]) if i in done else self._before[i]
 
         freed = ", ".join(frame.freed) or "nothing saved"

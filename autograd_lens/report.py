@@ -12,7 +12,6 @@ import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import torch
 from torch.autograd.graph import Node
@@ -153,7 +152,7 @@ class FrontierNode:
         source: the line that created it, when the forward ran under anomaly mode, else None.
     """
 
-    node: Any
+    node: Node
     node_name: str
     slots: tuple[SavedSlot, ...]
     source: SourceLine | None
