@@ -54,8 +54,9 @@ def _read(node: Node) -> tuple[int, tuple[SavedSlot, ...], bool]:
         count, stale = stale_slots(node)
     except RuntimeError:
         return 0, (), True
-    compiled = is_custom_function(node) and node_name(node) == "CompiledFunctionBackward"
-    if stale and is_custom_function(node) and not compiled and not _unpacks_saved(node):
+    custom = is_custom_function(node)
+    compiled = custom and node_name(node) == "CompiledFunctionBackward"
+    if stale and custom and not compiled and not _unpacks_saved(node):
         stale = []  # its backward never reads ctx.saved_tensors: a second run works
     return count, tuple(stale), compiled
 
