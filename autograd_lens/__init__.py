@@ -25,12 +25,13 @@ from .errors import (
     FREED_GRAPH_PATTERN,
     INPLACE_PATTERN,
     NoFreedGraphError,
+    error_kind,
     expect_freed_graph_error,
     is_freed_graph_error,
     is_inplace_error,
 )
 from .graph import SavedSlot, node_name, node_slots, saved_tensors, walk
-from .memory import SavedMemoryMeter, saved_memory
+from .memory import saved_memory
 
 __version__ = "0.1.0"
 
@@ -44,7 +45,6 @@ __all__ = [
     "PATTERNS",
     "Pattern",
     "Report",
-    "SavedMemoryMeter",
     "SavedSlot",
     "SourceLine",
     "Suspect",
@@ -52,6 +52,7 @@ __all__ = [
     "diagnose",
     "diagnose_on_error",
     "draw",
+    "error_kind",
     "expect_freed_graph_error",
     "is_freed_graph_error",
     "is_inplace_error",
