@@ -164,7 +164,7 @@ def all_items() -> list[Item]:
         items += items_of(text, page)
     return [i for i in items
             if (i.page, i.section) not in EXEMPT_SECTIONS
-            and not any(i.page == p and i.text.lstrip("-*0123456789. ").startswith(w)
+            and not any(i.page == p and ITEM_START.sub("", i.text, count=1).startswith(w)
                         for p, w in EXEMPT_ITEMS)]
 
 
