@@ -23,6 +23,7 @@ items, matched by their opening words); keep both short.
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -185,17 +186,36 @@ def _cells(path: Path):
              c.cell_type == "code" and c.get("execution_count") is not None) for c in nb.cells]
 
 
-# An assertion: the `assert` statement, a notebook helper whose name starts with `assert` (each wraps
-# `assert`), or `expect_freed_graph_error`, which raises when the expected error does not come.
-ASSERTION = re.compile(r"^\s*assert\b|\bassert_\w*\(|\bexpect_freed_graph_error\(", re.M)
+# An assertion: an `assert` statement, `al.expect_freed_graph_error` (which raises when the expected
+# error does not come), or a call of a function defined in the same notebook that asserts (the
+# notebooks' `check(...)`, `assert_grads(...)` helpers).
+ASSERTION = re.compile(r"^\s*assert\b|\bexpect_freed_graph_error\(", re.M)
 
 
-def _proves(kind, source, tags, executed) -> bool:
+def asserting_helpers(sources: list[str]) -> set[str]:
+    """Names of the functions defined in these cells whose body asserts."""
+    names: set[str] = set()
+    for source in sources:
+        code = "\n".join(l for l in source.splitlines() if not l.lstrip().startswith(("%", "!")))
+        try:
+            tree = ast.parse(code)
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef) and any(isinstance(n, ast.Assert) for n in ast.walk(node)):
+                names.add(node.name)
+    return names
+
+
+def _proves(kind, source, tags, executed, helpers: set[str]) -> bool:
     if kind != "code":
         return False
     if "raises-exception" in tags:
         return True
-    return executed and ASSERTION.search(source) is not None
+    if not executed:
+        return False
+    return ASSERTION.search(source) is not None or any(
+        re.search(rf"(?<![\w.]){re.escape(name)}\(", source) for name in helpers)
 
 
 def labelled_sections() -> dict[str, Section]:
@@ -204,7 +224,9 @@ def labelled_sections() -> dict[str, Section]:
              *sorted((ROOT / "notebooks").glob("*.ipynb")), *sorted((ROOT / "chapters").glob("*.ipynb"))]
     for path in paths:
         open_labels: list[list] = []        # [label, level or None, proves]
-        for kind, source, tags, executed in _cells(path):
+        cells = _cells(path)
+        helpers = asserting_helpers([c[1] for c in cells if c[0] == "code"])
+        for kind, source, tags, executed in cells:
             if kind == "markdown":
                 for line, _ in _markdown_lines(source):
                     label = LABEL.match(line.strip())
@@ -225,7 +247,7 @@ def labelled_sections() -> dict[str, Section]:
                         else:
                             sections[entry[0]] = Section(str(path.relative_to(ROOT)), entry[2])
                     open_labels = still_open
-            elif _proves(kind, source, tags, executed):
+            elif _proves(kind, source, tags, executed, helpers):
                 for entry in open_labels:
                     entry[2] = True
         for entry in open_labels:
