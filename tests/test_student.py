@@ -237,5 +237,22 @@ def test_every_exercise_links_its_student_copy_from_the_one_repository_address()
             f"the workshop guide does not link the student copy of {path.name}")
 
 
+@pytest.mark.parametrize("path", SCENARIOS, ids=[p.name for p in SCENARIOS])
+def test_every_scenario_has_one_quiz_before_its_failure(path):
+    """One predict-then-run quiz, right before the first cell tagged to raise (where nothing raises:
+    before the cell that shows the outcome), whose feedback names the section that proves it."""
+    nb = nbformat.read(path, as_version=4)
+    quizzes = [i for i, c in enumerate(nb.cells) if "quiz" in tags(c)]
+    assert len(quizzes) == 1, f"{path.name}: {len(quizzes)} quiz cells"
+    quiz = nb.cells[quizzes[0]]
+    assert "display_quiz(" in quiz.source and {"remove-input", "nbval-ignore-output"} <= tags(quiz)
+    following = next(c for c in nb.cells[quizzes[0] + 1:] if c.cell_type == "code")
+    raising = [c for c in nb.cells if "raises-exception" in tags(c)]
+    assert following is (raising[0] if raising else following), f"{path.name}: the quiz is not before the failure"
+    assert quiz.outputs, f"{path.name}: the quiz cell has no stored output"
+    assert quiz.source.count('"correct": True') == 1, path.name
+    assert re.search(r'href="#[a-z][a-z0-9-]*"', quiz.source), f"{path.name}: no link to the proof"
+
+
 def test_make_student_writes_into_the_gitignored_folder():
     assert "student/" in (ROOT / ".gitignore").read_text().split()
