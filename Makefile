@@ -31,7 +31,7 @@ dot: ## Make sure Graphviz's `dot` is installed
 
 # Everything the site is built from. The build runs only when one of them is newer than the
 # last successful build (Sphinx's own no-change check alone takes about ten seconds).
-BOOK_SOURCES := $(shell find intro.md _config.yml _toc.yml chapters notebooks autograd_lens _static _ext \
+BOOK_SOURCES := $(shell find intro.md _config.yml _toc.yml chapters notebooks autograd_lens _static _ext scripts/student.py pyproject.toml \
 	-type f -not -path '*/.ipynb_checkpoints/*' -not -name '*.pyc' 2>/dev/null)
 BOOK_STAMP := _build/.book-built
 
@@ -40,6 +40,8 @@ $(BOOK_STAMP): $(BOOK_SOURCES) $(STAMP)
 	@# A failed build keeps Sphinx's saved environment, whose next run would not repeat the
 	@# warnings of unchanged pages and would pass: drop it, so the next build reads everything.
 	@$(BIN)/jupyter-book build . -W -n --keep-going --quiet || { rm -rf _build/.doctrees; exit 1; }
+	@# The student copies and their archive, served by the site (never written into the repository).
+	@$(BIN)/python scripts/student.py --out _build/html/student --zip _build/html/student/student-notebooks.zip >/dev/null
 	@if [ -d _build/html/reports ]; then echo "ERROR: the build wrote execution reports into _build/html/reports" >&2; exit 1; fi
 	@touch $@
 

@@ -423,3 +423,122 @@ def test_notebook_pages_have_launch_and_download_buttons(site):
         if not (site / "_sources" / f"{doc}.ipynb").exists():
             missing.append(f"{doc}: the downloadable notebook is not in the site")
     assert missing == [], "\n".join(missing)
+
+
+# ---------------------------------------------------------------------------------------------
+# Quizzes and student copies (the workshop kit): every scenario page has a predict-then-run quiz
+# that answers when clicked, and the student copies are linked from the workshop guide and from
+# every scenario page, and download as notebooks (one by one and as one archive).
+
+SCENARIO_PAGES = sorted(f"notebooks/{p.stem}.html" for p in (ROOT / "notebooks").glob("*.ipynb"))
+
+# Clicks each answer of the page's quiz in turn, and reports what the feedback says and links to.
+QUIZ_JS = """
+async () => {
+  const quizzes = Array.from(document.querySelectorAll(".MultipleChoiceQn"));
+  if (quizzes.length !== 1) return {error: quizzes.length + " quizzes on the page"};
+  const buttons = Array.from(document.querySelectorAll(".MCButton"));
+  if (buttons.length < 2) return {error: buttons.length + " answers to choose from"};
+  const seen = [];
+  for (const button of buttons) {
+    button.click();
+    await new Promise(r => setTimeout(r, 50));
+    const fb = document.querySelector(".Feedback");
+    const link = fb && fb.querySelector("a[href^='#']");
+    seen.push({text: fb ? fb.textContent : "", correct: !!(fb && fb.classList.contains("correct")),
+               target: link ? link.getAttribute("href").slice(1) : null,
+               found: !!(link && document.getElementById(link.getAttribute("href").slice(1)))});
+  }
+  return {answers: seen};
+}
+"""
+
+
+async def _quiz_and_copies(executable: str, base: str):
+    """Problems with the quizzes; the student-copy links of each page; the files they lead to."""
+    from playwright.async_api import async_playwright
+
+    problems: list[str] = []
+    hrefs: dict[str, list[str]] = {}
+    bodies: dict[str, bytes] = {}
+
+    async def route(r):
+        await (r.continue_() if _is_local(r.request.url, base) else r.abort())
+
+    async with async_playwright() as p:
+        browser = await p.chromium.launch(executable_path=executable, args=LAUNCH_ARGS, headless=True)
+        context = await browser.new_context(viewport=DESKTOP)
+        await context.route("**/*", route)
+        page = await context.new_page()
+        for path in [*SCENARIO_PAGES, "chapters/workshop.html"]:
+            await page.goto(f"{base}/{path}", wait_until="load")
+            hrefs[path] = await page.evaluate(
+                "() => Array.from(document.querySelectorAll('a[href*=\"student/\"], a[href*=\"colab.research\"]'))"
+                ".map(a => a.href)")
+            if path == "chapters/workshop.html":
+                continue
+            await page.wait_for_selector(".MCButton", timeout=10_000)
+            result = await page.evaluate(QUIZ_JS)
+            if "error" in result:
+                problems.append(f"{path}: {result['error']}")
+                continue
+            answers = result["answers"]
+            if sum(a["correct"] for a in answers) != 1:
+                problems.append(f"{path}: {sum(a['correct'] for a in answers)} answers marked correct")
+            for a in answers:
+                if len(a["text"].strip()) < 20 or not a["found"]:
+                    problems.append(f"{path}: feedback {a['text'][:60]!r} does not link to a cell of "
+                                    f"the page (#{a['target']})")
+        # Follow the student-copy links as a reader would, through the browser's own requests.
+        for path, links in hrefs.items():
+            for url in links:
+                if not _is_local(url, base):
+                    continue
+                response = await context.request.get(url)
+                if not response.ok:
+                    problems.append(f"{path}: {url} answers HTTP {response.status}")
+                    continue
+                bodies[url] = await response.body()
+        await context.close()
+        await browser.close()
+    return problems, hrefs, bodies
+
+
+@pytest.fixture(scope="module")
+def quiz_and_copies(site, server):
+    executable = _chromium_or_skip()
+    return asyncio.run(_quiz_and_copies(executable, server))
+
+
+def test_every_scenario_page_has_a_quiz_whose_feedback_links_to_its_proof(quiz_and_copies):
+    problems, _, _ = quiz_and_copies
+    assert problems == [], "\n".join(problems)
+
+
+def test_student_copies_are_linked_from_every_scenario_page_and_the_workshop_guide(quiz_and_copies):
+    import io
+    import zipfile
+
+    import nbformat
+
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from student import ARCHIVE, SELF_CHECK_TAG, SOLUTION_TAG, colab_url
+
+    _, hrefs, bodies = quiz_and_copies
+    names = [Path(p).stem + ".ipynb" for p in SCENARIO_PAGES]
+    for path in [*SCENARIO_PAGES, "chapters/workshop.html"]:
+        links = hrefs[path]
+        wanted = names if path.startswith("chapters/") else [Path(path).stem + ".ipynb"]
+        for name in wanted:
+            assert any(l.endswith(f"/student/{name}") for l in links), f"{path}: no link to {name}"
+            assert colab_url(name) in links, f"{path}: no Colab link for {name}"
+        assert any(l.endswith(f"/student/{ARCHIVE}") for l in links), f"{path}: no link to the archive"
+    for url, body in bodies.items():
+        if url.endswith(".ipynb"):
+            nb = nbformat.reads(body.decode(), as_version=4)
+            tags = [t for c in nb.cells for t in c.metadata.get("tags", [])]
+            assert SOLUTION_TAG not in tags and tags.count(SELF_CHECK_TAG) == 1, url
+        else:
+            with zipfile.ZipFile(io.BytesIO(body)) as z:
+                assert sorted(Path(n).name for n in z.namelist()) == sorted(names), url
+    assert {Path(urlsplit(u).path).name for u in bodies} == {*names, ARCHIVE}
