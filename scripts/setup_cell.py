@@ -22,11 +22,12 @@ from nbtools import ROOT, notebook_paths
 
 TAG = "hide-input"
 SETUP = """\
-# Setup. In Colab the first run installs autograd_lens; in the book's environment it is there.
+# Setup. In Colab the first run installs autograd_lens (and the quizzes' jupyterquiz); in the
+# book's environment both are there.
 try:
     import autograd_lens as al
 except ImportError:
-    %pip install -q "autograd_lens @ git+{repository}"
+    %pip install -q "autograd_lens @ git+{repository}" jupyterquiz==2.9.6.4
     import autograd_lens as al
 import copy, gc, inspect, re, time, warnings, weakref
 

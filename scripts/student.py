@@ -23,7 +23,7 @@ from pathlib import Path
 import nbformat
 from nbconvert.preprocessors import ClearOutputPreprocessor, Preprocessor, TagRemovePreprocessor
 
-from nbtools import META_KEY, NOTEBOOKS, ROOT
+from nbtools import META_KEY, NOTEBOOKS, ROOT, notebook_paths
 
 SOLUTION_TAG = "solution"
 SELF_CHECK_TAG = "self-check"
@@ -129,7 +129,7 @@ def main(argv: list[str]) -> int:
     if missing:
         print(f"student.py: no such notebook: {missing[0]}", file=sys.stderr)
         return 2
-    paths = [p.resolve() for p in args.notebooks] or sorted(NOTEBOOKS.glob("*.ipynb"))
+    paths = [p.resolve() for p in args.notebooks] or [p for p in notebook_paths() if p.parent == NOTEBOOKS]
     written = write_student_copies(paths, args.out)
     where = args.out.resolve()
     shown = where.relative_to(ROOT) if where.is_relative_to(ROOT) else where
