@@ -16,6 +16,10 @@ import torch
 
 from .diagnose import diagnose
 from .errors import is_freed_graph_error, is_inplace_error
+from .graph import reachable
+from .history import History, make_call
+from .situation import explain
+from .watch import user_frames
 
 
 _state = threading.local()
@@ -27,8 +31,10 @@ class diagnose_on_error(contextlib.ContextDecorator):
     While active, every call to ``Tensor.backward``, ``torch.autograd.backward`` and
     ``torch.autograd.grad`` is diagnosed first (a walk of the graph, cheaper than the backward
     itself; the report is kept only until the call returns). If the call then raises the
-    freed-graph or the in-place error, the diagnosis is appended to the error's message. Nothing
-    else changes, and everything is restored on exit. Use it as a context manager around a
+    freed-graph or the in-place error, the diagnosis is appended to the error's message, with the
+    variables of your code that carry the old graph in (see
+    :func:`~autograd_lens.carriers.find_carriers`). Nothing else changes, and everything is
+    restored on exit. Use it as a context manager around a
     training step or as a decorator on the step function.
 
     Args:
@@ -49,6 +55,7 @@ class diagnose_on_error(contextlib.ContextDecorator):
 
     def __init__(self, suspects: Any = None):
         self.suspects = suspects
+        self.history = History()
         self._saved: list[tuple[Any, str, Any]] = []
 
     def _suspects(self) -> Any:
@@ -63,34 +70,53 @@ class diagnose_on_error(contextlib.ContextDecorator):
                 return original(*args, **kwargs)
             _state.busy = True
             try:
+                root, inputs, grad, retained = pick(*args, **kwargs)
                 try:
-                    root, inputs, grad = pick(*args, **kwargs)
                     report = diagnose(root, guard._suspects(), inputs=inputs, grad=grad)
                 except Exception:  # noqa: BLE001 - never let the diagnosis break the call
                     report = None
                 try:
-                    return original(*args, **kwargs)
+                    result = original(*args, **kwargs)
                 except RuntimeError as error:
                     if report is not None and (is_freed_graph_error(error) or is_inplace_error(error)):
                         # Quotes, not backticks, in an error message (tracebacks are often
                         # rendered by tools that treat backticks as markup).
-                        text = str(report).replace("`", "'")
+                        text = guard._with_carriers(str(report), error, root, report)
                         error.args = (f"{error}\n\n{text}",) + tuple(error.args[1:])
                     raise
+                guard.history.add(make_call(root, retained, "grad" if grad else "backward", inputs))
+                return result
             finally:
                 _state.busy = False
         return wrapper
 
+    def _with_carriers(self, text: str, error: RuntimeError, root: Any, report: Any) -> str:
+        """The report's text with the carriers named before its pattern (found from the
+        report's frontier, read before the call, so exact)."""
+        try:
+            old = set()
+            for item in report.frontier:
+                old.update(n for n in reachable([item.node])[0] if not hasattr(n, "variable"))
+            finding = explain(error, root, list(self.history.calls), user_frames(), old=old)
+        except Exception:  # noqa: BLE001 - never let the diagnosis break the call
+            return text.replace("`", "'")
+        lines = text.split("\n")
+        at = next((i for i, line in enumerate(lines) if line.startswith("Likely pattern")),
+                  len(lines))
+        lines[at:at] = finding.carrier_lines()
+        return "\n".join(lines).replace("`", "'")
+
     def __enter__(self) -> "diagnose_on_error":
         def tensor_pick(self_, gradient=None, retain_graph=None, create_graph=False, inputs=None):
-            return self_, inputs, False
+            return self_, inputs, False, bool(retain_graph or create_graph)
 
         def backward_pick(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
                           grad_variables=None, inputs=None):
-            return tensors, inputs, False
+            return tensors, inputs, False, bool(retain_graph or create_graph)
 
-        def grad_pick(outputs, inputs, *args, **kwargs):
-            return outputs, inputs, True
+        def grad_pick(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+                      *args, **kwargs):
+            return outputs, inputs, True, bool(retain_graph or create_graph)
 
         targets = [(torch.Tensor, "backward", tensor_pick),
                    (torch.autograd, "backward", backward_pick),

@@ -1,0 +1,127 @@
+"""Remembering, cheaply, which graphs earlier backward and ``autograd.grad`` calls went through.
+
+A backward that fails has already run (and freed) the part of this step's graph it reached
+before the stale node, so the saved tensors' states after the error cannot tell this step's
+graph from the old one. Two facts can:
+
+* every node carries a **sequence number**, increasing in the order the forward created them,
+  so a node numbered at most the root of an earlier backward existed before that backward;
+* an earlier root that is still alive (``loss_reg`` after ``loss_reg.backward()``) shows exactly
+  which nodes that backward went through.
+
+:class:`Call` keeps both for each call, holding its roots by weak reference only.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import weakref
+from collections import deque
+from typing import Any, NamedTuple
+
+import torch
+
+from .graph import reachable
+
+LIBRARY_DIRS = (os.path.dirname(torch.__file__) + os.sep, os.path.dirname(os.path.abspath(__file__)) + os.sep)
+_LEAF_SEQUENCE = 2 ** 63  # AccumulateGrad nodes carry the largest number: never "old"
+
+
+class Call(NamedTuple):
+    """One finished call of ``backward`` or ``autograd.grad``.
+
+    Attributes:
+        roots: weak references to the tensors it started from.
+        sequence: the largest sequence number among their nodes.
+        retained: True when it kept the graph (``retain_graph`` or ``create_graph``).
+        kind: ``"backward"`` or ``"grad"``.
+        where: (file, first line of the function, line) of the user's code that called it.
+        on_parameters: for ``grad``, whether every input was an ``nn.Parameter`` (an inner
+            gradient step on the weights, as in meta-learning).
+    """
+
+    roots: tuple[Any, ...]
+    sequence: int
+    retained: bool
+    kind: str
+    where: tuple[str, int, int]
+    on_parameters: bool = False
+
+
+def as_tensors(value: Any) -> tuple[torch.Tensor, ...]:
+    """A tensor or a sequence of tensors, as a tuple of tensors."""
+    if isinstance(value, torch.Tensor):
+        return (value,)
+    if isinstance(value, (list, tuple)):
+        return tuple(v for v in value if isinstance(v, torch.Tensor))
+    return ()
+
+
+def user_frame(depth: int = 1) -> Any:
+    """The innermost frame outside PyTorch and this package."""
+    frame = sys._getframe(depth)
+    while frame is not None and frame.f_code.co_filename.startswith(LIBRARY_DIRS):
+        frame = frame.f_back
+    return frame
+
+
+def make_call(roots: Any, retained: bool, kind: str, inputs: Any = None) -> Call | None:
+    """The record of a call that just finished (None when nothing in it had a graph)."""
+    tensors = [t for t in as_tensors(roots) if t.grad_fn is not None]
+    if not tensors:
+        return None
+    frame = user_frame(2)
+    where = ("", 0, 0) if frame is None else (
+        frame.f_code.co_filename, frame.f_code.co_firstlineno, frame.f_lineno)
+    on_parameters = kind == "grad" and all(
+        isinstance(t, torch.nn.Parameter) for t in as_tensors(inputs))
+    return Call(tuple(weakref.ref(t) for t in tensors),
+                max(t.grad_fn._sequence_nr() for t in tensors), bool(retained), kind, where,
+                on_parameters)
+
+
+class History:
+    """The last few calls, newest last."""
+
+    def __init__(self, size: int = 8) -> None:
+        self.calls: deque[Call] = deque(maxlen=size)
+
+    def add(self, call: Call | None) -> None:
+        if call is not None:
+            self.calls.append(call)
+
+    def clear(self) -> None:
+        self.calls.clear()
+
+
+def sequence(node: Any) -> int:
+    """A node's sequence number (AccumulateGrad's counts as newest)."""
+    number = node._sequence_nr()
+    return _LEAF_SEQUENCE if number >= _LEAF_SEQUENCE else number
+
+
+def old_nodes(order: list[Any], calls: list[Call], inplace: bool) -> tuple[set[Any], list[Call]]:
+    """The nodes of this graph (``order``) that earlier calls already went through, and the calls
+    that explain them, newest first.
+
+    For the freed-graph error, calls that retained their graph do not count; for the in-place
+    error they do (their saved tensors can be modified afterwards, by ``optimizer.step()``).
+    """
+    in_graph = set(order)
+    old: set[Any] = set()
+    used: list[Call] = []
+    for call in reversed(calls):
+        if call.retained and not inplace:
+            continue
+        alive = [ref() for ref in call.roots]
+        alive = [t.grad_fn for t in alive if t is not None and t.grad_fn is not None]
+        if alive:
+            went = {n for n in reachable(alive)[0] if n in in_graph and not hasattr(n, "variable")}
+        else:
+            went = {n for n in order if sequence(n) <= call.sequence}
+        went -= old
+        if went:
+            old |= went
+            used.append(call)
+    return old, used
