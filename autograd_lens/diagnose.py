@@ -128,6 +128,11 @@ PATTERNS: dict[str, Pattern] = {p.key: p for p in (
             "run the forward again before the second backward, or pass retain_graph=True to the "
             "first one; do not read ctx.saved_tensors after backward",
             ("17_custom_function",)),
+    Pattern("two_networks", "one network's output fed to a second network after the first "
+            "network's backward went through it",
+            "detach the output before the second network if its loss should not train the first "
+            "(net2(h.detach())), or sum the two losses and call backward once",
+            ("04_two_networks", "02_two_losses_one_forward")),
 )}
 """The patterns :func:`~autograd_lens.diagnose` can name, by key."""
 

@@ -134,7 +134,9 @@ def _pattern_key(carriers: list[Carrier], order: list[Any], kids: dict[Any, list
     if same_step:
         alive = [t.grad_fn for t in (ref() for ref in latest.roots) if t is not None]
         before = reachable(alive)[0] if alive else list(old)
-        return "gan_discriminator" if new_leaves & _leaves(before) else "shared_trunk"
+        if new_leaves & _leaves(before):
+            return "gan_discriminator"
+        return "two_networks" if carriers and carriers[0].kind == "old" else "shared_trunk"
     if carriers:
         top = carriers[0]
         if top.origin == "list":
