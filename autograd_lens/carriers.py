@@ -15,6 +15,7 @@ callers, the globals they read, attributes of modules and other objects, lists, 
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import os
 import types
@@ -285,21 +286,12 @@ def find_carriers(order: list[Any], kids: dict[Any, list[Any]], old: set[Any],
 
 def _collapse(carriers: list[Carrier]) -> list[Carrier]:
     """One carrier per line and container: ``buffer[0]`` stands for ``buffer[0..9]``."""
-    out: list[Carrier] = []
-    more: dict[tuple[str, str, int], int] = {}
+    groups: dict[tuple[str, str, int], list[Carrier]] = {}
     for carrier in carriers:
-        key = (carrier.name.split("[")[0], carrier.file, carrier.line)
-        if key in more:
-            more[key] += 1
-            continue
-        more[key] = 0
-        out.append(carrier)
+        groups.setdefault((carrier.name.split("[")[0], carrier.file, carrier.line), []).append(carrier)
     result = []
-    for carrier in out:
-        extra = more[(carrier.name.split("[")[0], carrier.file, carrier.line)]
-        if extra and "[" in carrier.name:
-            carrier = Carrier(carrier.name, carrier.file, carrier.line, carrier.function,
-                              f"{carrier.why} (and {extra} more entries of it)", carrier.kind,
-                              carrier.origin, carrier.update, carrier.outside_loop)
-        result.append(carrier)
+    for first, *more in groups.values():
+        if more and "[" in first.name:
+            first = dataclasses.replace(first, why=f"{first.why} (and {len(more)} more entries of it)")
+        result.append(first)
     return result

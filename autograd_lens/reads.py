@@ -19,6 +19,8 @@ from typing import NamedTuple
 # Calls that put something into a container without reading its tensors into this step.
 MUTATORS = frozenset({"append", "extend", "insert", "clear", "pop", "add", "update",
                       "setdefault", "register_buffer"})
+# Reads that look at a value without computing with it: ``state is not None``, ``len(buffer)``.
+_LOOKS = frozenset({"isinstance", "len", "print", "type", "id", "hasattr", "repr", "str"})
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 
@@ -67,13 +69,20 @@ class _Reader:
 
     def __init__(self) -> None:
         self.uses: list[Use] = []
+        self.looking = False  # inside a read that does not compute (kept as a mutator-like use)
+
+    def look(self, nodes: list[ast.AST]) -> None:
+        was, self.looking = self.looking, True
+        for node in nodes:
+            self.load(node)
+        self.looking = was
 
     def load(self, node: ast.AST) -> None:
         if isinstance(node, _SCOPES):
             return
         path = path_of(node) if isinstance(node, (ast.Name, ast.Attribute, ast.Subscript)) else None
         if path is not None:
-            self.uses.append(Use(path, False, node.lineno))
+            self.uses.append(Use(path, False, node.lineno, mutator=self.looking))
             if isinstance(node, ast.Subscript):
                 self.load(node.slice)
             return
@@ -82,6 +91,13 @@ class _Reader:
             self.uses.append(Use(path_of(node.func.value), False, node.lineno, mutator=True))
             for arg in node.args + [k.value for k in node.keywords]:
                 self.load(arg)
+            return
+        if isinstance(node, ast.Compare) and all(isinstance(op, (ast.Is, ast.IsNot))
+                                                  for op in node.ops):
+            self.look([node.left, *node.comparators])
+            return
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) in _LOOKS:
+            self.look(node.args)
             return
         if isinstance(node, ast.stmt):
             self.statement(node)
@@ -195,23 +211,22 @@ def innermost_loop(scope: ast.AST, line: int) -> ast.stmt | None:
 
 
 def step_uses(scope: ast.AST, line: int, previous: int | None) -> list[Use]:
-    """The uses that run from just after the previous backward (at line ``previous`` of the
-    same function, None if unknown) up to the failing ``line``, in the order they run.
+    """The uses that make up the step that failed at ``line``, in the order they run.
 
-    In a loop, a previous backward on or after the failing line belongs to the last iteration:
-    the step runs from after it to the loop's end and from the loop's start to ``line``.
+    After a previous backward at line ``previous`` of the same function (None if unknown), in
+    the same loop iteration or in straight code: the uses from just after it up to ``line``.
+    Otherwise, in a loop: one iteration, from the loop's start up to ``line``; outside a loop:
+    the function up to ``line``.
     """
     loop = innermost_loop(scope, line)
-    if loop is None:
-        uses = uses_of(scope)
-        start = previous if previous is not None and previous < line else 0
-        return [u for u in uses if start < u.line <= line]
-    uses = uses_of(loop)
-    inside = previous is not None and loop.lineno <= previous <= loop.end_lineno
-    if inside and previous < line:
-        return [u for u in uses if previous < u.line <= line]
-    turn = previous if inside else line
-    return [u for u in uses if u.line > turn] + [u for u in uses if u.line <= line]
+    uses = uses_of(scope if loop is None else loop)
+    start = loop.lineno if loop is not None else 0
+    if previous is not None and start <= previous < line and (
+            loop is None or previous <= loop.end_lineno):
+        start = previous
+    else:
+        start -= 1
+    return [u for u in uses if start < u.line <= line]
 
 
 def first_read(uses: list[Use], path: str) -> tuple[Use | None, bool]:
