@@ -68,17 +68,23 @@ def user_frame(depth: int = 1) -> Any:
 
 def make_call(roots: Any, retained: bool, kind: str, inputs: Any = None) -> Call | None:
     """The record of a call that just finished (None when nothing in it had a graph)."""
-    tensors = [t for t in as_tensors(roots) if t.grad_fn is not None]
-    if not tensors:
-        return None
+    if isinstance(roots, torch.Tensor):  # the usual loss.backward(): the short way
+        node = roots.grad_fn
+        if node is None:
+            return None
+        refs, number = (weakref.ref(roots),), node._sequence_nr()
+    else:
+        tensors = [t for t in as_tensors(roots) if t.grad_fn is not None]
+        if not tensors:
+            return None
+        refs = tuple(weakref.ref(t) for t in tensors)
+        number = max(t.grad_fn._sequence_nr() for t in tensors)
     frame = user_frame(2)
     where = ("", 0, 0) if frame is None else (
         frame.f_code.co_filename, frame.f_code.co_firstlineno, frame.f_lineno)
     on_parameters = kind == "grad" and all(
         isinstance(t, torch.nn.Parameter) for t in as_tensors(inputs))
-    return Call(tuple(weakref.ref(t) for t in tensors),
-                max(t.grad_fn._sequence_nr() for t in tensors), bool(retained), kind, where,
-                on_parameters)
+    return Call(refs, number, bool(retained), kind, where, on_parameters)
 
 
 class History:

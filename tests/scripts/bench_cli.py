@@ -2,7 +2,8 @@
 
 1. Overhead on a healthy run: `python bench_train.py` against `python -m autograd_lens
    bench_train.py`, interleaved, median wall time of each (whole processes, as a user sees them),
-   and the same loop in one process with and without the command's watch installed.
+   and the same loop in one process with and without the command's watch installed (CPU time
+   of alternating blocks, steadier than wall time on a shared machine).
    Add --processes for the whole-process comparison (slow: 2 x 7 Python starts).
 2. Diagnosis time after a failure on a realistic model: a small LSTM language model whose
    hidden state is carried over (a few thousand graph nodes), timed inside the failing call.
@@ -46,13 +47,13 @@ def in_process(pairs=30, block=10):
     x, y = torch.randn(256, 32), torch.randn(256, 1)
 
     def steps():
-        start = time.perf_counter()
+        start = time.process_time()
         for _ in range(block):
             loss = torch.nn.functional.mse_loss(model(x), y)
             opt.zero_grad()
             loss.backward()
             opt.step()
-        return time.perf_counter() - start
+        return time.process_time() - start
 
     plain, watched = [], []
     for _ in range(pairs):
@@ -69,10 +70,10 @@ def per_call(pairs=20, calls=200):
     w = torch.ones(1, requires_grad=True)
 
     def block():
-        start = time.perf_counter()
+        start = time.process_time()
         for _ in range(calls):
             (w * 2).sum().backward()
-        return (time.perf_counter() - start) / calls
+        return (time.process_time() - start) / calls
 
     plain, watched = [], []
     for _ in range(pairs):
@@ -88,7 +89,7 @@ def diagnosis():
     torch.manual_seed(0)
     embed, lstm = torch.nn.Embedding(100, 64), torch.nn.LSTM(64, 128, num_layers=2)
     head = torch.nn.Linear(128, 100)
-    tokens = torch.randint(0, 100, (40, 8))
+    tokens = torch.randint(0, 100, (160, 8))
     watch = Watch()
     state = None
     with watch:
