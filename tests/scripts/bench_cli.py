@@ -39,6 +39,16 @@ def processes():
           f" ratio {b / a:.4f}")
 
 
+def alternate(measure, pairs):
+    """Medians of ``measure()`` without and with the watch, run in alternation."""
+    plain, watched = [], []
+    for _ in range(pairs):
+        plain.append(measure())
+        with Watch():
+            watched.append(measure())
+    return statistics.median(plain), statistics.median(watched)
+
+
 def in_process(pairs=30, block=10):
     """Blocks of steps, alternately watched and not, so that the machine's load hits both."""
     torch.manual_seed(0)
@@ -55,12 +65,7 @@ def in_process(pairs=30, block=10):
             opt.step()
         return time.process_time() - start
 
-    plain, watched = [], []
-    for _ in range(pairs):
-        plain.append(steps())
-        with Watch():
-            watched.append(steps())
-    a, b = statistics.median(plain), statistics.median(watched)
+    a, b = alternate(steps, pairs)
     print(f"training step alone, median of {pairs} blocks: {a / block * 1e6:.0f} us, watched "
           f"{b / block * 1e6:.0f} us, ratio {b / a:.4f}")
 
@@ -75,12 +80,7 @@ def per_call(pairs=20, calls=200):
             (w * 2).sum().backward()
         return (time.process_time() - start) / calls
 
-    plain, watched = [], []
-    for _ in range(pairs):
-        plain.append(block())
-        with Watch():
-            watched.append(block())
-    a, b = statistics.median(plain), statistics.median(watched)
+    a, b = alternate(block, pairs)
     print(f"one backward of a 2-node graph, median of {pairs} blocks: {a * 1e6:.1f} us, watched "
           f"{b * 1e6:.1f} us (+{(b - a) * 1e6:.1f} us)")
 
