@@ -143,11 +143,12 @@ def _pattern_key(carriers: list[Carrier], order: list[Any], kids: dict[Any, list
             return "accumulated_loss" if top.update == "accumulate" else "growing_buffer"
         if top.origin == "attribute":
             return "module_state"
-        if top.kind == "carried":
+        if top.kind == "carried" or top.update:  # read, then assigned again in the step
             return "accumulated_loss" if top.update == "accumulate" else "hidden_state"
         if top.outside_loop:
             return "outside_loop"
-    return "hidden_state" if new_leaves & _leaves(list(old)) else "shared_trunk"
+    old_leaves = _leaves([c for n in old for c in kids[n]])
+    return "hidden_state" if new_leaves & old_leaves else "shared_trunk"
 
 
 def _hidden(roots: list[torch.Tensor]) -> tuple[str, ...]:

@@ -30,13 +30,17 @@ def wall(args):
 
 
 def processes():
-    plain, command = [], []
+    plain, command, torch_only, package = [], [], [], []
     for _ in range(RUNS):
         plain.append(wall(["bench_train.py"]))
         command.append(wall(["-m", "autograd_lens", "bench_train.py"]))
+        torch_only.append(wall(["-c", "import torch"]))
+        package.append(wall(["-c", "import autograd_lens"]))
     a, b = statistics.median(plain), statistics.median(command)
     print(f"whole process, median of {RUNS}: python {a:.3f} s, python -m autograd_lens {b:.3f} s,"
           f" ratio {b / a:.4f}")
+    print(f"of which importing the package beyond torch: "
+          f"{statistics.median(package) - statistics.median(torch_only):.3f} s")
 
 
 def alternate(measure, pairs):

@@ -1,6 +1,7 @@
 """A small healthy training loop (300 steps of a two-layer MLP), for the command's overhead."""
 import torch
 
+torch.set_num_threads(1)  # steadier timings on a shared machine
 torch.manual_seed(0)
 model = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 1))
 opt = torch.optim.SGD(model.parameters(), lr=0.01)
