@@ -31,7 +31,7 @@ dot: ## Make sure Graphviz's `dot` is installed
 
 # Everything the site is built from. The build runs only when one of them is newer than the
 # last successful build (Sphinx's own no-change check alone takes about ten seconds).
-BOOK_SOURCES := $(shell find intro.md _config.yml _toc.yml chapters notebooks autograd_lens _static \
+BOOK_SOURCES := $(shell find intro.md _config.yml _toc.yml chapters notebooks autograd_lens _static _ext scripts/student.py pyproject.toml \
 	-type f -not -path '*/.ipynb_checkpoints/*' -not -name '*.pyc' 2>/dev/null)
 BOOK_STAMP := _build/.book-built
 
@@ -40,6 +40,8 @@ $(BOOK_STAMP): $(BOOK_SOURCES) $(STAMP)
 	@# A failed build keeps Sphinx's saved environment, whose next run would not repeat the
 	@# warnings of unchanged pages and would pass: drop it, so the next build reads everything.
 	@$(BIN)/jupyter-book build . -W -n --keep-going --quiet || { rm -rf _build/.doctrees; exit 1; }
+	@# The student copies and their archive, served by the site (never written into the repository).
+	@$(BIN)/python scripts/student.py --out _build/html/student --zip _build/html/student/student-notebooks.zip >/dev/null
 	@if [ -d _build/html/reports ]; then echo "ERROR: the build wrote execution reports into _build/html/reports" >&2; exit 1; fi
 	@touch $@
 
@@ -47,15 +49,15 @@ book: setup $(BOOK_STAMP) ## Build the site into _build/html (warnings are error
 	@echo "The site is in _build/html. Open _build/html/index.html in a browser, or serve it:"
 	@echo "  $(BIN)/python -m http.server -d _build/html 8000   # then visit http://127.0.0.1:8000"
 
-test-unit: setup ## Unit tests of autograd_lens and of the book's tooling
-	$(PYTEST) -q -n $(JOBS) tests autograd_lens --doctest-modules --ignore=tests/test_site.py
+test-unit: setup ## Unit tests and doctests of autograd_lens and of the book's tooling, offline
+	scripts/offline.sh $(PYTEST) -q -n $(JOBS) --doctest-modules --ignore=tests/test_site.py tests autograd_lens
 
-test-notebooks: setup ## Strict nbval on every stored notebook
-	scripts/offline.sh $(PYTEST) -q -n $(JOBS) --dist loadscope $(NBVAL) $(shell scripts/toc_order.sh --reverse)
+# The notebooks in reverse table-of-contents order (read from _toc.yml by scripts/nbtools.py).
+test-notebooks: setup ## Strict nbval on every stored notebook, offline
+	scripts/offline.sh $(PYTEST) -q -n $(JOBS) --dist loadscope $(NBVAL) \
+		$(shell $(BIN)/python scripts/nbtools.py --reverse)
 
-test: setup ## Everything CI checks: unit tests, strict nbval, student copies, the book build, the site in a browser
-	scripts/offline.sh $(PYTEST) -q -n $(JOBS) --dist loadscope $(NBVAL) --doctest-modules \
-		--ignore=tests/test_site.py tests autograd_lens $(shell scripts/toc_order.sh --reverse)
+test: test-unit test-notebooks ## Everything CI checks: unit tests, strict nbval, student copies, the book build, the site in a browser
 	@$(MAKE) --no-print-directory book
 	@$(MAKE) --no-print-directory test-site
 

@@ -22,12 +22,13 @@ from .errors import (
     FREED_GRAPH_PATTERN,
     INPLACE_PATTERN,
     NoFreedGraphError,
+    error_kind,
     expect_freed_graph_error,
     is_freed_graph_error,
     is_inplace_error,
 )
 from .graph import SavedSlot, node_name, node_slots, saved_tensors, walk
-from .memory import SavedMemoryMeter, saved_memory
+from .memory import saved_memory
 from .on_error import diagnose_on_error, load_ipython_extension, unload_ipython_extension
 
 __version__ = "0.1.0"
@@ -42,7 +43,6 @@ __all__ = [
     "PATTERNS",
     "Pattern",
     "Report",
-    "SavedMemoryMeter",
     "SavedSlot",
     "SourceLine",
     "Suspect",
@@ -50,6 +50,7 @@ __all__ = [
     "diagnose",
     "diagnose_on_error",
     "draw",
+    "error_kind",
     "expect_freed_graph_error",
     "is_freed_graph_error",
     "is_inplace_error",

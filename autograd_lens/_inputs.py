@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import torch
 
@@ -65,3 +65,39 @@ def graph_roots(root: object, *, argument: str = "root") -> list[torch.Tensor]:
         if tensor.grad_fn is None:
             raise _explain_no_graph(tensor, name)
     return roots
+
+
+def backward_inputs(inputs: object) -> list[torch.Tensor]:
+    """Return ``inputs`` (as in ``backward(inputs=...)``) as a non-empty list of tensors that
+    require grad; ``TypeError`` or ``ValueError`` saying what to pass otherwise."""
+    items = [inputs] if isinstance(inputs, torch.Tensor) else inputs
+    if not isinstance(items, Sequence) or isinstance(items, (str, bytes)):
+        raise TypeError(f"inputs must be a tensor or a list of tensors, as in "
+                        f"backward(inputs=...), got a {type(inputs).__name__}.")
+    items = list(items)
+    if not items:
+        raise ValueError("inputs is empty. Pass the tensors you want gradients for, as in "
+                         "backward(inputs=[w]), or leave inputs out.")
+    for i, item in enumerate(items):
+        if not isinstance(item, torch.Tensor):
+            raise TypeError(f"inputs[{i}] is a {type(item).__name__}, not a tensor. Pass the "
+                            "tensors you want gradients for.")
+        if not item.requires_grad:
+            raise ValueError(f"inputs[{i}] does not require grad, so backward cannot compute a "
+                             "gradient for it. Pass tensors that require grad.")
+    return items
+
+
+def leaf_names(params: object) -> dict[int, str]:
+    """Names for leaf tensors, such as ``dict(model.named_parameters())``, by ``id`` of the tensor."""
+    if params is not None and not isinstance(params, Mapping):
+        raise TypeError(
+            f"params must be a mapping of names to tensors, such as dict(model.named_parameters()),"
+            f" got a {type(params).__name__}."
+        )
+    names = {}
+    for key, value in (params or {}).items():
+        if not isinstance(value, torch.Tensor):
+            raise TypeError(f"params[{key!r}] is a {type(value).__name__}, not a tensor.")
+        names[id(value)] = key
+    return names

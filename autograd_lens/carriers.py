@@ -227,7 +227,7 @@ def find_carriers(order: list[Any], kids: dict[Any, list[Any]], old: set[Any],
     """The carriers, most likely first (see the module's docstring).
 
     Args:
-        order, kids: this backward's graph (from :func:`~autograd_lens.graph.reachable`).
+        order, kids: this backward's graph (from :func:`~autograd_lens.graph.breadth_first`).
         old: its nodes that earlier calls already went through.
         frames: the user's frames at the moment of failure, innermost first.
         calls: the earlier calls that explain ``old``, newest first.

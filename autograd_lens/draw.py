@@ -26,9 +26,10 @@ from typing import Any, Callable, Mapping
 
 import graphviz
 import torch
+from torch.autograd.graph import Node
 from torchviz.dot import resize_graph
 
-from ._inputs import graph_roots
+from ._inputs import graph_roots, leaf_names
 from .graph import SavedSlot, children, node_name, node_slots, walk
 
 LEAF = "lightblue"
@@ -54,9 +55,9 @@ def _human(nbytes: int | None) -> str:
         return "? bytes"
     for unit in ("bytes", "KiB", "MiB", "GiB"):
         if nbytes < 1024 or unit == "GiB":
-            return f"{nbytes} {unit}" if unit == "bytes" else f"{nbytes:.1f} {unit}"
+            break
         nbytes /= 1024
-    return ""  # unreachable
+    return f"{nbytes} {unit}" if unit == "bytes" else f"{nbytes:.1f} {unit}"
 
 
 def _slot_style(slot: SavedSlot) -> dict[str, str]:
@@ -86,33 +87,20 @@ def _legend(dot: graphviz.Digraph, with_current: bool) -> None:
     with dot.subgraph(name="cluster_legend") as legend:
         legend.attr(label="legend", fontsize="10", fontname="monospace", style="dashed",
                     color="gray50")
-        previous = None
         for index, (label, style) in enumerate(items):
-            key = f"legend{index}"
-            legend.node(key, label, **style)
-            if previous is not None:
-                legend.edge(previous, key, style="invis")
-            previous = key
+            legend.node(f"legend{index}", label, **style)
+            if index:
+                legend.edge(f"legend{index - 1}", f"legend{index}", style="invis")
 
 
 def _render(root: Any, params: Mapping[str, torch.Tensor] | None, *, show_saved: bool,
             max_nodes: int, legend: bool, title: str | None,
-            slots_of: Callable[[int, Any], list[SavedSlot]] | None = None,
+            slots_of: Callable[[int, Node], list[SavedSlot]] | None = None,
             current: int | None = None) -> graphviz.Digraph:
     roots = graph_roots(root)
-    if params is not None and not isinstance(params, Mapping):
-        raise TypeError(
-            f"params must be a mapping of names to tensors, such as dict(model.named_parameters()),"
-            f" got a {type(params).__name__}."
-        )
+    names = leaf_names(params)
     if not isinstance(max_nodes, int) or isinstance(max_nodes, bool) or max_nodes < 1:
         raise ValueError(f"max_nodes must be a positive int, got {max_nodes!r}.")
-    names = {}
-    for key, value in (params or {}).items():
-        if not isinstance(value, torch.Tensor):
-            raise TypeError(f"params[{key!r}] is a {type(value).__name__}, not a tensor.")
-        names[id(value)] = key
-
     nodes = walk(roots)
     shown = nodes[:max_nodes]
     index = {node: i for i, node in enumerate(shown)}
@@ -127,7 +115,6 @@ def _render(root: Any, params: Mapping[str, torch.Tensor] | None, *, show_saved:
         if tensor.grad_fn in index:
             dot.edge(f"n{index[tensor.grad_fn]}", f"r{r}")
 
-    hidden_children = 0
     for i, node in enumerate(shown):
         key = f"n{i}"
         style = dict(color=CURRENT, fillcolor=NODE, penwidth="3") if i == current else {}
@@ -140,8 +127,6 @@ def _render(root: Any, params: Mapping[str, torch.Tensor] | None, *, show_saved:
         for child in children(node):
             if child in index:
                 dot.edge(f"n{index[child]}", key)
-            else:
-                hidden_children += 1
         if show_saved:
             for k, slot in enumerate(slots_of(i, node)):
                 dot.node(f"s{i}_{k}", **_slot_style(slot))
@@ -216,10 +201,7 @@ class BackwardFrames:
 
     def __init__(self, roots: list[torch.Tensor], params: Mapping[str, torch.Tensor] | None,
                  before: list[list[SavedSlot]], frames: list[Frame]):
-        self._roots = roots
-        self._params = params
-        self._before = before
-        self.frames = frames
+        self._roots, self._params, self._before, self.frames = roots, params, before, frames
 
     def __len__(self) -> int:
         return len(self.frames)
@@ -235,7 +217,7 @@ class BackwardFrames:
         frame = self.frames[k]
         done = {f.node_index: f.slots for f in self.frames[: frame.step]}
 
-        def slots_of(i: int, node: Any) -> list[SavedSlot]:
+        def slots_of(i: int, node: Node) -> list[SavedSlot]:
             return list(done[i]) if i in done else self._before[i]
 
         freed = ", ".join(frame.freed) or "nothing saved"

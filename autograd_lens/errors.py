@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Literal
 
 FREED_GRAPH_PATTERN = re.compile(r"backward through the graph (a )?second time")
 """Matches every wording of the freed-graph error, from PyTorch 0.1 to today."""
@@ -33,6 +34,14 @@ EXPLANATION = (
 )
 
 
+def _check_exception(error: object, function: str) -> None:
+    if not isinstance(error, BaseException):
+        raise TypeError(
+            f"{function} expects an exception, got {type(error).__name__}. Pass the exception "
+            f"you caught, as in `except RuntimeError as err: {function}(err)`."
+        )
+
+
 def is_freed_graph_error(error: BaseException) -> bool:
     """True when ``error`` is PyTorch's freed-graph error, in any of its wordings.
 
@@ -46,12 +55,7 @@ def is_freed_graph_error(error: BaseException) -> bool:
     ...     is_freed_graph_error(err)
     True
     """
-    if not isinstance(error, BaseException):
-        raise TypeError(
-            f"is_freed_graph_error expects an exception, got {type(error).__name__}. "
-            "Pass the exception you caught, as in `except RuntimeError as err: "
-            "is_freed_graph_error(err)`."
-        )
+    _check_exception(error, "is_freed_graph_error")
     return isinstance(error, RuntimeError) and bool(FREED_GRAPH_PATTERN.search(str(error)))
 
 
@@ -62,7 +66,28 @@ def is_inplace_error(error: BaseException) -> bool:
     ...                               "has been modified by an inplace operation"))
     True
     """
+    _check_exception(error, "is_inplace_error")
     return isinstance(error, RuntimeError) and bool(INPLACE_PATTERN.search(str(error)))
+
+
+def error_kind(error: BaseException) -> Literal["freed", "modified"] | None:
+    """``"freed"`` for the freed-graph error, ``"modified"`` for the in-place error, else None.
+
+    The two ways backward fails on a stale saved tensor: freed by an earlier backward, or
+    modified in place since it was saved.
+
+    >>> error_kind(RuntimeError("Trying to backward through the graph a second time"))
+    'freed'
+    >>> error_kind(RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+    ...                         "operation.")) is None
+    True
+    """
+    _check_exception(error, "error_kind")
+    if is_freed_graph_error(error):
+        return "freed"
+    if is_inplace_error(error):
+        return "modified"
+    return None
 
 
 class NoFreedGraphError(AssertionError):

@@ -1,55 +1,45 @@
 """Walking an autograd graph and reading the state of every saved tensor in it.
 
-Vocabulary (the same as PyTorch's autograd notes):
-
-* a **node** is a backward function such as ``MulBackward0``, reached from a tensor's ``grad_fn``
-  and, from there, through ``next_functions``;
-* a **saved tensor** is a tensor a node kept during the forward pass because its backward needs it;
-* backward **frees** the saved tensors of every node it executes, unless asked to retain the graph.
-  The nodes and their edges stay; only the saved tensors go.
-
-Reading a slot's state never unpacks a saved tensor that has a pack/unpack hook (such as
-``torch.utils.checkpoint`` or ``save_on_cpu``), so looking changes nothing that backward does later.
+In the words of PyTorch's autograd notes: a **node** is a backward function such as
+``MulBackward0``, reached from a tensor's ``grad_fn`` and then through ``next_functions``; a
+**saved tensor** is one a node kept during the forward pass because its backward needs it;
+backward **frees** the saved tensors of every node it executes, unless asked to retain the graph
+(the nodes and their edges stay). Reading a slot never unpacks a saved tensor that a hook packed
+(``torch.utils.checkpoint``, ``save_on_cpu``), so looking changes nothing that backward does later.
 """
 
 from __future__ import annotations
 
 import functools
 import gc
-from typing import Any, Iterator, Literal, NamedTuple
+from typing import Any, Callable, Iterable, Literal, NamedTuple
 
 import torch
+from torch.autograd.graph import Node
 
 from ._inputs import graph_roots
-from .errors import is_freed_graph_error, is_inplace_error
+from .errors import error_kind
 
 State = Literal["alive", "freed", "modified"]
 
 
 def without_gc(function):
-    """Run ``function`` with Python's cyclic garbage collector paused (restored afterwards).
-
-    Reading a big graph creates one Python object per node and per saved tensor; the collector
-    would otherwise scan all of them again and again while they are being created. Nothing is
-    leaked: collection resumes, as before, when the function returns.
-    """
+    """Run ``function`` with Python's cyclic garbage collector paused (restored afterwards), so
+    that it does not scan the many objects a big graph's reading creates again and again."""
     @functools.wraps(function)
     def paused(*args, **kwargs):
-        if not gc.isenabled():
-            return function(*args, **kwargs)
+        enabled = gc.isenabled()
         gc.disable()
         try:
             return function(*args, **kwargs)
         finally:
-            gc.enable()
+            if enabled:
+                gc.enable()
     return paused
+
 
 _RAW_PREFIX = "_raw_saved_"
 _SAVED_PREFIX = "_saved_"
-_CUSTOM_FUNCTION_SLOTS = "saved_tensors"
-_MISSING = object()
-_ALIVE: Any = object()  # marker for an alive slot when no SavedSlot object is wanted
-_raw_names_by_type: dict[type, tuple[str, ...]] = {}
 
 
 class SavedSlot(NamedTuple):
@@ -76,7 +66,7 @@ class SavedSlot(NamedTuple):
     nbytes: int | None
     shape: tuple[int, ...] | None
     dtype: Any  # a torch.dtype, or None
-    node: Any
+    node: Node
     hooked: bool = False
 
     @property
@@ -85,7 +75,7 @@ class SavedSlot(NamedTuple):
         return self.state != "alive"
 
 
-def node_name(node: Any) -> str:
+def node_name(node: Node) -> str:
     """The class name of a node, such as ``"MulBackward0"``.
 
     >>> import torch
@@ -96,29 +86,22 @@ def node_name(node: Any) -> str:
     return type(node).__name__
 
 
-def children(node: Any) -> list[Any]:
+def children(node: Node) -> list[Node]:
     """The nodes that ``node`` sends gradients to, in order, without ``None`` entries."""
-    return [child for child, _ in getattr(node, "next_functions", ()) if child is not None]
+    return [child for child, _ in node.next_functions if child is not None]
 
 
-def children_cached(node: Any, kids: dict[Any, list[Any]]) -> list[Any]:
-    """:func:`children`, read once per node and kept in ``kids``."""
-    below = kids.get(node)
-    if below is None:
-        below = kids[node] = children(node)
-    return below
+def breadth_first(starts: Iterable[Node], *, stop: Callable[[Node], bool] | None = None,
+                  follow: Callable[[Node], Iterable[Node]] = children) -> list[Node]:
+    """Every node reachable from ``starts``, each once, breadth-first from one start after the other.
 
-
-def reachable(starts: list[Any], kids: dict[Any, list[Any]] | None = None
-              ) -> tuple[list[Any], dict[Any, list[Any]]]:
-    """Nodes reachable from ``starts``, each once, breadth-first from one start after the other,
-    and each node's children.
-
-    ``kids`` (children already read) is reused and extended: each node's edges are read once.
+    The one walk of the library, as PyTorch's ``torch.autograd.graph`` walks a graph.
+    ``stop(node)`` true: the node is listed, but the walk does not go on below it.
+    ``follow(node)``: the nodes to visit next (default: its children; a caller that walks
+    towards the root passes the parents instead, one that walks twice can cache them).
     """
-    kids = {} if kids is None else kids
-    order: list[Any] = []
-    seen: set[Any] = set()
+    order: list[Node] = []
+    seen: set[Node] = set()
     for start in starts:
         if start in seen:
             continue
@@ -126,15 +109,18 @@ def reachable(starts: list[Any], kids: dict[Any, list[Any]] | None = None
         order.append(start)
         index = len(order) - 1
         while index < len(order):
-            for child in children_cached(order[index], kids):
+            node = order[index]
+            index += 1
+            if stop is not None and stop(node):
+                continue
+            for child in follow(node):
                 if child not in seen:
                     seen.add(child)
                     order.append(child)
-            index += 1
-    return order, kids
+    return order
 
 
-def walk(root: Any) -> list[Any]:
+def walk(root: Any) -> list[Node]:
     """Every node reachable from ``root``, each once, in a stable breadth-first order.
 
     ``root`` is a tensor or a list of tensors produced by autograd operations. The walk is
@@ -145,19 +131,10 @@ def walk(root: Any) -> list[Any]:
     >>> [node_name(n) for n in walk((x * 2).sum())]
     ['SumBackward0', 'MulBackward0', 'AccumulateGrad']
     """
-    return reachable([tensor.grad_fn for tensor in graph_roots(root)])[0]
+    return breadth_first(tensor.grad_fn for tensor in graph_roots(root))
 
 
-def _raw_names(node: Any) -> tuple[str, ...]:
-    kind = type(node)
-    names = _raw_names_by_type.get(kind)
-    if names is None:
-        names = tuple(a[len(_RAW_PREFIX):] for a in dir(node) if a.startswith(_RAW_PREFIX))
-        _raw_names_by_type[kind] = names
-    return names
-
-
-def is_custom_function(node: Any) -> bool:
+def is_custom_function(node: Node) -> bool:
     """True for the node of a custom ``torch.autograd.Function`` (checkpoint's reentrant mode too)."""
     return isinstance(node, torch.autograd.function.BackwardCFunction)
 
@@ -171,38 +148,26 @@ def _tensors_in(packed: Any) -> list[torch.Tensor]:
     return [inner] if isinstance(inner, torch.Tensor) else []
 
 
-def _slot(node: Any, name: str, state: State, data: Any = None, hooked: bool = False) -> SavedSlot:
-    if isinstance(data, torch.Tensor):  # the common case, kept fast
-        return SavedSlot(type(node).__name__, name, state, data.nbytes, tuple(data.shape),
-                         data.dtype, node, hooked)
-    tensors = _tensors_in(data) if data is not None else []
+def _slot(node: Node, name: str, state: State, data: Any, hooked: bool) -> SavedSlot:
+    tensors = _tensors_in(data)
     if len(tensors) == 1:
         t = tensors[0]
-        return SavedSlot(node_name(node), name, state, t.numel() * t.element_size(),
-                         tuple(t.shape), t.dtype, node, hooked)
-    nbytes = sum(t.numel() * t.element_size() for t in tensors) if tensors else None
+        return SavedSlot(type(node).__name__, name, state, t.nbytes, tuple(t.shape), t.dtype,
+                         node, hooked)
+    nbytes = sum(t.nbytes for t in tensors) if tensors else None
     return SavedSlot(node_name(node), name, state, nbytes, None, None, node, hooked)
 
 
-def _failed_state(error: RuntimeError) -> State:
-    if is_freed_graph_error(error):
-        return "freed"
-    if is_inplace_error(error):
-        return "modified"
-    raise error
-
-
-def _probe(unpack) -> State | None:
-    """Unpack once and say what happened: alive, freed, modified, or None for 'nothing saved'."""
+def _probe(unpack: Callable[..., Any], *args: Any) -> tuple[State, Any]:
+    """Unpack once: ``("alive", unpack(*args))``, or ``("freed" | "modified", None)`` when
+    unpacking fails the way backward would. Any other error propagates."""
     try:
-        value = unpack()
+        return "alive", unpack(*args)
     except RuntimeError as error:
-        if is_freed_graph_error(error):
-            return "freed"
-        if is_inplace_error(error):
-            return "modified"
-        raise
-    return None if value is None else "alive"
+        kind = error_kind(error)
+        if kind is None:
+            raise
+        return kind, None
 
 
 def _checkpoint_frame(hook: Any, depth: int = 0) -> Any:
@@ -222,115 +187,84 @@ def _checkpoint_frame(hook: Any, depth: int = 0) -> Any:
 
 
 def _checkpoint_inputs_modified(hook: Any) -> bool:
-    frame = _checkpoint_frame(hook) if hook is not None else None
+    frame = _checkpoint_frame(hook)
     for saved in getattr(frame, "saved_args", None) or ():
         unpack = getattr(saved, "unpack", None)
         if unpack is None or getattr(saved, "unpack_hook", None) is not None:
             continue
-        if _probe(unpack) == "modified":
+        if _probe(unpack)[0] == "modified":
             return True
     return False
 
 
-def _read(node: Any, name: str, raw: Any, unpack, build: bool = True) -> SavedSlot | None:
-    """The slot for one SavedTensor ``raw``, or None when the slot holds no tensor.
+# A slot as read: name, state, what it holds (a tensor, what a hook packed, or None once freed),
+# and whether a hook packed it. _slot turns it into a SavedSlot.
+Entry = tuple[str, State, Any, bool]
 
-    With ``build=False`` an alive slot is returned as the marker ``_ALIVE`` (no object built).
-    """
+
+def _read(name: str, raw: Any, *unpack: Any) -> Entry | None:
+    """One SavedTensor ``raw`` (``unpack``: a function and its arguments that unpack it), or
+    None when the slot holds no tensor."""
     hook = getattr(raw, "unpack_hook", None)
     if hook is None:
         # No hook: unpacking has no side effect, and the value it returns gives the size.
-        try:
-            value = unpack()
-        except RuntimeError as error:
-            return _slot(node, name, _failed_state(error))
-        if value is None:
+        state, value = _probe(*unpack)
+        if state == "alive" and value is None:
             return None  # a slot that never held a tensor (an optional input that was None)
-        return _slot(node, name, "alive", value) if build else _ALIVE
+        return name, state, value, False
     # Packed by a hook. Unpacking would run the hook (a checkpoint would recompute its
     # forward, save_on_cpu would copy back): don't. Read what the hook packed instead.
     data = getattr(raw, "data", None)
     if data is None:
         return None
     # A holder that remembers the version it saved (the saved-memory meter's) can still
-    # say whether the tensor was changed in place since.
+    # say whether the tensor was changed in place since; a non-reentrant checkpoint
+    # recomputes from the inputs it saved, so one changed in place fails the recomputation.
     held, version = getattr(data, "tensor", None), getattr(data, "version", None)
-    if isinstance(held, torch.Tensor) and isinstance(version, int) and held._version != version:
-        return _slot(node, name, "modified", data, hooked=True)
-    # A non-reentrant checkpoint recomputes from the inputs it saved: if one of them was
-    # changed in place, the recomputation fails with the in-place error.
-    if _checkpoint_inputs_modified(hook):
-        return _slot(node, name, "modified", data, hooked=True)
-    return _slot(node, name, "alive", data, hooked=True)
+    if (isinstance(held, torch.Tensor) and isinstance(version, int) and held._version != version
+            or _checkpoint_inputs_modified(hook)):
+        return name, "modified", data, True
+    return name, "alive", data, True
 
 
-def _custom_function_slots(node: Any, build: bool = True) -> list[SavedSlot]:
-    try:
-        raws = node._raw_saved_tensors
-    except RuntimeError as error:
-        if is_freed_graph_error(error):
-            return [_slot(node, _CUSTOM_FUNCTION_SLOTS, "freed")]
-        raise
-    slots = []
-    for index, raw in enumerate(raws or ()):
-        slot = _read(node, str(index), raw, raw.unpack, build)
-        if slot is not None:
-            slots.append(slot)
-    return slots
+def _custom_function_entries(node: Node) -> list[Entry | None]:
+    state, raws = _probe(getattr, node, "_raw_saved_tensors")
+    if state != "alive":
+        return [("saved_tensors", state, None, False)]
+    return [_read(str(index), raw, raw.unpack) for index, raw in enumerate(raws or ())]
 
 
-_attrs_by_type: dict[type, tuple[tuple[str, str, str], ...]] = {}
+@functools.cache
+def _slot_names(kind: type) -> tuple[tuple[str, str, str], ...]:
+    """(name, raw attribute, unpacking attribute) of each saved slot of a node type."""
+    return tuple((a[len(_RAW_PREFIX):], a, _SAVED_PREFIX + a[len(_RAW_PREFIX):])
+                 for a in dir(kind) if a.startswith(_RAW_PREFIX))
 
 
-def _slot_attrs(node: Any) -> tuple[tuple[str, str, str], ...]:
-    """(name, raw attribute, unpacking attribute) of each saved slot of this node type."""
-    kind = type(node)
-    attrs = _attrs_by_type.get(kind)
-    if attrs is None:
-        attrs = tuple((name, _RAW_PREFIX + name, _SAVED_PREFIX + name) for name in _raw_names(node))
-        _attrs_by_type[kind] = attrs
-    return attrs
+def _builtin_entries(node: Node) -> list[Entry | None]:
+    entries: list[Entry | None] = []
+    for name, raw_attr, saved_attr in _slot_names(type(node)):
+        state, raw = _probe(getattr, node, raw_attr)
+        if state != "alive":
+            entries.append((name, state, None, False))
+        elif not isinstance(raw, (list, tuple)):
+            entries.append(_read(name, raw, getattr, node, saved_attr))
+        elif raw:
+            entries += [_read(f"{name}[{i}]", item, item.unpack) for i, item in enumerate(raw)]
+        else:  # a list of saved tensors is emptied when freed
+            state, _ = _probe(getattr, node, saved_attr)
+            entries.append((name, state, None, False) if state != "alive" else None)
+    return entries
 
 
-def _builtin_slots(node: Any, build: bool = True) -> list[SavedSlot]:
-    slots = []
-    for name, raw_attr, saved_attr in _slot_attrs(node):
-        try:
-            raw = getattr(node, raw_attr)
-        except RuntimeError as error:
-            if not is_freed_graph_error(error):
-                raise
-            slots.append(_slot(node, name, "freed"))
-            continue
-        if isinstance(raw, (list, tuple)):
-            unpack = lambda attr=saved_attr: getattr(node, attr)  # noqa: E731
-            if not raw:  # a list of saved tensors is emptied when freed
-                state = _probe(unpack)
-                if state is not None and state != "alive":
-                    slots.append(_slot(node, name, state))
-                continue
-            for index, item in enumerate(raw):
-                slot = _read(node, f"{name}[{index}]", item, item.unpack, build)
-                if slot is not None:
-                    slots.append(slot)
-            continue
-        if raw.unpack_hook is None:
-            # The common case, inlined: no hook, so unpacking has no side effect.
-            try:
-                value = getattr(node, saved_attr)
-            except RuntimeError as error:
-                slots.append(_slot(node, name, _failed_state(error)))
-                continue
-            if value is not None:
-                slots.append(_slot(node, name, "alive", value) if build else _ALIVE)
-            continue
-        slot = _read(node, name, raw, lambda: getattr(node, saved_attr), build)
-        if slot is not None:
-            slots.append(slot)
-    return slots
+def _entries(node: Node) -> list[Entry | None]:
+    """Every slot of ``node`` as read (None for a slot that holds no tensor)."""
+    if is_custom_function(node):
+        return _custom_function_entries(node)
+    return _builtin_entries(node)
 
 
-def node_slots(node: Any) -> list[SavedSlot]:
+def node_slots(node: Node) -> list[SavedSlot]:
     """The saved-tensor slots of one node (built-in or custom Function), in a stable order.
 
     >>> import torch
@@ -338,25 +272,13 @@ def node_slots(node: Any) -> list[SavedSlot]:
     >>> [(s.name, s.state, s.nbytes) for s in node_slots((x * x).grad_fn)]
     [('other', 'alive', 8), ('self', 'alive', 8)]
     """
-    if is_custom_function(node):
-        return _custom_function_slots(node)
-    return _builtin_slots(node)
+    return [_slot(node, *entry) for entry in _entries(node) if entry is not None]
 
 
-def stale_slots(node: Any) -> tuple[int, list[SavedSlot]]:
-    """How many saved-tensor slots ``node`` has, and those that are freed or modified.
-
-    Cheaper than :func:`node_slots` when most slots are alive: no object is built for them.
-    """
-    scan = _custom_function_slots if is_custom_function(node) else _builtin_slots
-    found = scan(node, False)
-    return len(found), [slot for slot in found if slot is not _ALIVE and slot.state != "alive"]
-
-
-def iter_saved_tensors(root: Any) -> Iterator[SavedSlot]:
-    """Like :func:`saved_tensors`, one slot at a time."""
-    for node in walk(root):
-        yield from node_slots(node)
+def stale_slots(node: Node) -> tuple[int, list[SavedSlot]]:
+    """How many saved-tensor slots ``node`` has, and those that are freed or modified."""
+    entries = [entry for entry in _entries(node) if entry is not None]
+    return len(entries), [_slot(node, *entry) for entry in entries if entry[1] != "alive"]
 
 
 @without_gc
@@ -375,8 +297,4 @@ def saved_tensors(root: Any) -> list[SavedSlot]:
     >>> sorted({s.state for s in saved_tensors(loss)})
     ['freed']
     """
-    slots: list[SavedSlot] = []
-    custom = torch.autograd.function.BackwardCFunction
-    for node in walk(root):
-        slots += _custom_function_slots(node) if isinstance(node, custom) else _builtin_slots(node)
-    return slots
+    return [slot for node in walk(root) for slot in node_slots(node)]

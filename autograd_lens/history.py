@@ -22,9 +22,10 @@ from typing import Any, NamedTuple
 
 import torch
 
-from .graph import reachable
+from .graph import breadth_first
 
 LIBRARY_DIRS = (os.path.dirname(torch.__file__) + os.sep, os.path.dirname(os.path.abspath(__file__)) + os.sep)
+_PLAIN = (torch.Tensor, torch.nn.Parameter)  # not the fake tensors of a compiler's tracing
 _LEAF_SEQUENCE = 2 ** 63  # AccumulateGrad nodes carry the largest number: never "old"
 
 
@@ -67,14 +68,15 @@ def user_frame(depth: int = 1) -> Any:
 
 
 def make_call(roots: Any, retained: bool, kind: str, inputs: Any = None) -> Call | None:
-    """The record of a call that just finished (None when nothing in it had a graph)."""
-    if isinstance(roots, torch.Tensor):  # the usual loss.backward(): the short way
+    """The record of a call that just finished (None when nothing in it had a graph, or when
+    PyTorch made it itself while tracing, as ``torch.compile`` does, on tensors of its own)."""
+    if type(roots) in _PLAIN:  # the usual loss.backward(): the short way
         node = roots.grad_fn
         if node is None:
             return None
         refs, number = (weakref.ref(roots),), node._sequence_nr()
     else:
-        tensors = [t for t in as_tensors(roots) if t.grad_fn is not None]
+        tensors = [t for t in as_tensors(roots) if t.grad_fn is not None and type(t) in _PLAIN]
         if not tensors:
             return None
         refs = tuple(weakref.ref(t) for t in tensors)
@@ -123,7 +125,7 @@ def old_nodes(order: list[Any], calls: list[Call], inplace: bool) -> tuple[set[A
         alive = [ref() for ref in call.roots]
         alive = [t.grad_fn for t in alive if t is not None and t.grad_fn is not None]
         if alive:
-            went = {n for n in reachable(alive)[0] if n in in_graph and not hasattr(n, "variable")}
+            went = {n for n in breadth_first(alive) if n in in_graph and not hasattr(n, "variable")}
         else:
             went = {n for n in order if sequence(n) <= call.sequence}
         went -= old

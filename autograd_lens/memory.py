@@ -17,7 +17,6 @@ Two rules keep the meter from changing what autograd does:
 from __future__ import annotations
 
 import weakref
-from contextlib import ExitStack
 
 import torch
 
@@ -40,15 +39,16 @@ def _unpack(held: _Held) -> torch.Tensor:
             "one of the variables needed for gradient computation has been modified by an "
             f"inplace operation: [{tensor.type()} {list(tensor.shape)}] is at version "
             f"{tensor._version}; expected version {held.version} instead. (Checked by "
-            "autograd_lens.SavedMemoryMeter, standing in for autograd's own check.)"
+            "autograd_lens.saved_memory, standing in for autograd's own check.)"
         )
     return tensor
 
 
-class SavedMemoryMeter:
+class saved_memory:  # noqa: N801 - lowercase, like torch.no_grad: it reads as a block
     """Count the bytes autograd saves for backward, and how many of them are still held.
 
-    Use it around a forward pass; read it any time later. It never keeps a tensor alive.
+    Use it around a forward pass, as ``with saved_memory() as meter: ...``; read ``meter`` any
+    time later. It never keeps a tensor alive.
 
     Attributes:
         saved_bytes: bytes saved for backward while the meter was active (every slot counted).
@@ -58,7 +58,7 @@ class SavedMemoryMeter:
 
     >>> import torch
     >>> x = torch.ones(1000, requires_grad=True)
-    >>> with SavedMemoryMeter() as meter:
+    >>> with saved_memory() as meter:
     ...     loss = (x * x).sin().sum()
     >>> meter.saved_bytes, meter.alive_bytes
     (12000, 12000)
@@ -71,7 +71,7 @@ class SavedMemoryMeter:
         self.saved_bytes = 0
         self.saved_count = 0
         self._held: list[tuple[weakref.ref, int]] = []
-        self._stack: ExitStack | None = None
+        self._hooks: torch.autograd.graph.saved_tensors_hooks | None = None
 
     def _pack(self, tensor: torch.Tensor) -> _Held:
         held = _Held(tensor)
@@ -80,16 +80,16 @@ class SavedMemoryMeter:
         self._held.append((weakref.ref(held), held.nbytes))
         return held
 
-    def __enter__(self) -> "SavedMemoryMeter":
-        if self._stack is not None:
-            raise RuntimeError("this SavedMemoryMeter is already active; use a new one to nest.")
-        self._stack = ExitStack()
-        self._stack.enter_context(torch.autograd.graph.saved_tensors_hooks(self._pack, _unpack))
+    def __enter__(self) -> "saved_memory":
+        if self._hooks is not None:
+            raise RuntimeError("this saved_memory meter is already active; use a new one to nest.")
+        self._hooks = torch.autograd.graph.saved_tensors_hooks(self._pack, _unpack)
+        self._hooks.__enter__()
         return self
 
     def __exit__(self, *exc_info) -> None:
-        stack, self._stack = self._stack, None
-        stack.close()
+        hooks, self._hooks = self._hooks, None
+        hooks.__exit__(*exc_info)
 
     @property
     def alive_bytes(self) -> int:
@@ -102,18 +102,5 @@ class SavedMemoryMeter:
         return sum(1 for ref, _ in self._held if ref() is not None)
 
     def __repr__(self) -> str:
-        return (f"<SavedMemoryMeter saved={self.saved_bytes} bytes in {self.saved_count} tensors, "
+        return (f"<saved_memory saved={self.saved_bytes} bytes in {self.saved_count} tensors, "
                 f"alive={self.alive_bytes} bytes>")
-
-
-def saved_memory() -> SavedMemoryMeter:
-    """A new :class:`SavedMemoryMeter`, for ``with saved_memory() as meter: ...``.
-
-    >>> import torch
-    >>> w = torch.ones(4, 4, requires_grad=True)
-    >>> with saved_memory() as meter:
-    ...     loss = (w @ w).relu().sum()
-    >>> meter.alive_bytes > 0
-    True
-    """
-    return SavedMemoryMeter()

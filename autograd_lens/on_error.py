@@ -16,7 +16,7 @@ import torch
 
 from .diagnose import diagnose
 from .errors import is_freed_graph_error, is_inplace_error
-from .graph import reachable
+from .graph import breadth_first
 from .history import History, make_call
 from .situation import explain
 from .watch import user_frames
@@ -96,7 +96,7 @@ class diagnose_on_error(contextlib.ContextDecorator):
         try:
             old = set()
             for item in report.frontier:
-                old.update(n for n in reachable([item.node])[0] if not hasattr(n, "variable"))
+                old.update(n for n in breadth_first([item.node]) if not hasattr(n, "variable"))
             finding = explain(error, root, list(self.history.calls), user_frames(), old=old)
         except Exception:  # noqa: BLE001 - never let the diagnosis break the call
             return text.replace("`", "'")

@@ -16,11 +16,12 @@ from typing import Any
 import torch
 
 from .carriers import Carrier, find_carriers
-from .diagnose import PATTERNS, Pattern, diagnose
+from .diagnose import diagnose
 from .errors import is_inplace_error
-from .graph import is_custom_function, node_name, reachable
+from .graph import breadth_first, children, is_custom_function, node_name
 from .history import Call, as_tensors, old_nodes
 from .reads import source_tree
+from .report import PATTERNS, Pattern
 
 
 @dataclass
@@ -116,7 +117,8 @@ def _pattern_key(carriers: list[Carrier], order: list[Any], kids: dict[Any, list
     frame = frames[0] if frames else None
     if any("Checkpoint" in node_name(n) for n in old):
         return "checkpoint"
-    if any(is_custom_function(n) and "Checkpoint" not in node_name(n) for n in old):
+    if any(is_custom_function(n) and not any(k in node_name(n) for k in ("Checkpoint", "Compiled"))
+           for n in old):
         return "custom_function"
     latest = calls[0] if calls else None
     if inplace and (latest is None or latest.retained):
@@ -133,7 +135,7 @@ def _pattern_key(carriers: list[Carrier], order: list[Any], kids: dict[Any, list
     new_leaves = _leaves([c for n in order if n not in old for c in kids[n]])
     if same_step:
         alive = [t.grad_fn for t in (ref() for ref in latest.roots) if t is not None]
-        before = reachable(alive)[0] if alive else list(old)
+        before = breadth_first(alive) if alive else list(old)
         if new_leaves & _leaves(before):
             return "gan_discriminator"
         return "two_networks" if carriers and carriers[0].kind == "old" else "shared_trunk"
@@ -172,7 +174,8 @@ def explain(error: BaseException, roots: Any, calls: list[Call], frames: list[An
     """
     tensors = [t for t in as_tensors(roots) if t.grad_fn is not None]
     root_nodes = [t.grad_fn for t in tensors]
-    order, kids = reachable(root_nodes)
+    order = breadth_first(root_nodes)
+    kids = {node: children(node) for node in order}
     inplace = is_inplace_error(error)
     if old is None:
         old, used = old_nodes(order, list(calls), inplace)

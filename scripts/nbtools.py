@@ -1,4 +1,9 @@
-"""Shared helpers for the book's notebooks: refresh stored outputs and check what is stored.
+"""Shared helpers for the book's notebooks: list them, refresh stored outputs, check what is stored.
+
+Hand-written because no standard tool does this: nbclient executes a notebook but does not record
+what code produced the outputs, and nbval compares outputs but not whether they are trustworthy.
+``python scripts/nbtools.py [--reverse]`` prints the notebooks in table-of-contents order (the
+Makefile runs nbval in reverse order with it).
 
 Every notebook is stored executed. ``refresh`` runs it top to bottom in a fresh kernel and
 records a digest of its code in the notebook's metadata; ``stored_problems`` finds notebooks
@@ -10,9 +15,11 @@ from __future__ import annotations
 
 import hashlib
 import re
+import sys
 from pathlib import Path
 
 import nbformat
+import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
@@ -46,9 +53,23 @@ def _output_texts(cell) -> list[str]:
     return [ANSI.sub("", t) for t in texts]
 
 
-def notebook_paths() -> list[Path]:
-    """Every notebook of the book: the scenarios (notebooks/), then the executed chapters (chapters/)."""
-    return sorted(NOTEBOOKS.glob("*.ipynb")) + sorted(CHAPTERS.glob("*.ipynb"))
+def toc_files(entry) -> list[str]:
+    """The ``file:`` entries of one part of ``_toc.yml``, depth first, in reading order."""
+    if isinstance(entry, list):
+        return [f for item in entry for f in toc_files(item)]
+    if not isinstance(entry, dict):
+        return []
+    files = [entry["file"]] if "file" in entry else []
+    nested = (entry.get(key) for key in ("parts", "chapters", "sections"))
+    return files + [f for part in nested for f in toc_files(part)]
+
+
+def notebook_paths(reverse: bool = False) -> list[Path]:
+    """Every notebook of the book, in the order of the table of contents (``_toc.yml``)."""
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    paths = [ROOT / f"{doc}.ipynb" for doc in toc_files(toc)]
+    paths = [p for p in paths if p.is_file()]
+    return paths[::-1] if reverse else paths
 
 
 def code_digest(nb: nbformat.NotebookNode) -> str:
@@ -107,3 +128,8 @@ def refresh(path: Path, timeout: int = 120) -> None:
     nb.metadata[META_KEY] = {"code_sha256": code_digest(nb)}
     nb.metadata.pop("widgets", None)
     nbformat.write(nb, path)
+
+
+if __name__ == "__main__":
+    order = notebook_paths(reverse="--reverse" in sys.argv[1:])
+    print("\n".join(p.relative_to(ROOT).as_posix() for p in order))

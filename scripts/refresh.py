@@ -1,4 +1,9 @@
-"""Re-execute notebooks in fresh kernels and store their outputs: `make refresh [NB=path ...]`."""
+"""Re-execute notebooks in fresh kernels and store their outputs: `make refresh [NB=path ...]`.
+
+nbclient runs the notebooks; this adds what `jupyter nbconvert --execute --inplace` does not do:
+the digest of the code the outputs came from, paths of this machine scrubbed from tracebacks,
+and the stored-output checks right after (see nbtools.py).
+"""
 
 from __future__ import annotations
 

@@ -111,6 +111,12 @@ def test_each_book_failure_names_the_notebooks_variable_and_line(runs, spec):
     assert f"  {name}  {script.name}:{line} in {first['function']}" in err
 
 
+def test_a_compiled_region_is_said_to_be_hidden(runs):
+    report = runs["fail_05_compiled_cell.py"]["report"]
+    assert report["hidden"] and all("Compiled" in name for name in report["hidden"])
+    assert "cannot see inside a compiled region" in runs["fail_05_compiled_cell.py"]["stderr"]
+
+
 def test_the_real_command_prints_the_traceback_then_the_carriers(runs):
     code, out, err = runs["hidden"]
     assert code == 1 and out == ""

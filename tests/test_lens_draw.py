@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import shutil
 
 import pytest
 import torch
@@ -12,6 +11,7 @@ from torch.utils.checkpoint import checkpoint
 
 import autograd_lens as al
 from lens_functions import Square
+from test_site import LAUNCH_ARGS, _chromium_or_skip
 
 
 def _graphs():
@@ -156,17 +156,16 @@ def test_frames_html_has_every_frame_and_a_slider():
     assert page.count("<svg") == 4 and 'type="range"' in page and f'max="{len(frames) - 1}"' in page
 
 
-@pytest.mark.skipif(shutil.which("chromium") is None, reason="needs Debian's chromium")
 def test_frames_slider_really_switches_frames_in_a_browser(tmp_path):
-    sync_api = pytest.importorskip("playwright.sync_api")
+    from playwright import sync_api
+
+    executable = _chromium_or_skip()   # the site test's lookup: skipped locally, never in CI
     x = torch.randn(3, requires_grad=True)
     frames = al.backward_frames((x * x).sin().sum())
     page_file = tmp_path / "frames.html"
     page_file.write_text(f"<!doctype html><html><body>{frames.to_html()}</body></html>")
     with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=shutil.which("chromium"), args=[
-            "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-            "--disable-component-update", "--disable-sync", "--no-first-run"])
+        browser = p.chromium.launch(executable_path=executable, args=LAUNCH_ARGS)
         try:
             page = browser.new_page()
             page.goto(page_file.as_uri())

@@ -91,22 +91,24 @@ def test_custom_function_slots_are_indexed():
 
 @pytest.mark.parametrize("reentrant", [True, False])
 def test_checkpoint_both_modes(reentrant):
-    calls = []
-
-    def block(t):
-        calls.append(1)
-        return t.sin().exp()
-
     x = torch.randn(4, requires_grad=True)
-    out = checkpoint(block, x, use_reentrant=reentrant).sum()
+    out = checkpoint(lambda t: t.sin().exp(), x, use_reentrant=reentrant).sum()
     before = al.saved_tensors(out)
     assert before and {s.state for s in before} == {"alive"}
     if not reentrant:
         assert all(s.hooked for s in before)     # packed by the checkpoint's hook
-    assert len(calls) == 1                        # looking did not recompute the block
     out.backward()
-    assert len(calls) == 2                        # backward recomputed it once
     assert {s.state for s in al.saved_tensors(out)} == {"freed"}
+
+
+def test_list_slots_are_indexed():
+    x = torch.randn(5, requires_grad=True)
+    idx = torch.tensor([0, 2, 3])
+    y = x[idx].sum()
+    assert [(s.node_name, s.name, s.state, s.nbytes, s.shape) for s in al.saved_tensors(y)] == [
+        ("IndexBackward0", "indices[0]", "alive", 3 * 8, (3,))]
+    y.backward()
+    assert states(y) == [("IndexBackward0", "indices", "freed")]   # a freed list is emptied
 
 
 def test_lstm_state_tuple():
@@ -262,3 +264,19 @@ def test_looking_changes_nothing(build, look):
     assert error_looked == error
     for a, b in zip(grads, grads_looked):
         assert (a is None and b is None) or torch.equal(a, b)
+
+
+@pytest.mark.parametrize("look", sorted(LOOKS))
+@pytest.mark.parametrize("reentrant", [True, False])
+def test_looking_never_recomputes_a_checkpoint(look, reentrant):
+    calls = []
+
+    def block(t):
+        calls.append(1)
+        return t.sin().exp()
+
+    out = checkpoint(block, torch.randn(4, requires_grad=True), use_reentrant=reentrant).sum()
+    LOOKS[look](out)
+    assert len(calls) == 1                        # only the forward ran the block
+    out.backward()
+    assert len(calls) == 2                        # backward recomputed it once

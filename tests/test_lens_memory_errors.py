@@ -96,10 +96,11 @@ def test_meter_allows_what_autograd_allows():
 
 
 def test_meter_cannot_be_entered_twice():
-    meter = al.SavedMemoryMeter()
+    meter = al.saved_memory()
     with meter:
         with pytest.raises(RuntimeError, match="already active"):
             meter.__enter__()
+    assert isinstance(meter, al.saved_memory) and not hasattr(al, "SavedMemoryMeter")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -163,5 +164,27 @@ def test_matchers_reject_other_errors_and_bad_input():
     assert not al.is_freed_graph_error(RuntimeError("element 0 of tensors does not require grad"))
     assert not al.is_freed_graph_error(ValueError("backward through the graph a second time"))
     assert al.is_inplace_error(RuntimeError("x has been modified by an inplace operation: ..."))
-    with pytest.raises(TypeError, match="expects an exception"):
-        al.is_freed_graph_error("Trying to backward through the graph a second time")
+
+
+def test_error_kind_names_the_two_stale_failures():
+    w = torch.randn(3, requires_grad=True)
+    loss = (w.sin() * 2).sum()
+    with torch.no_grad():
+        w.add_(1)
+    with pytest.raises(RuntimeError) as modified:
+        loss.backward()
+    loss = (w.sin() * 2).sum()
+    loss.backward()
+    with pytest.raises(RuntimeError) as freed:
+        loss.backward()
+    assert al.error_kind(freed.value) == "freed" and al.error_kind(modified.value) == "modified"
+    assert [al.error_kind(RuntimeError(text)) for text in WORDINGS] == ["freed"] * len(WORDINGS)
+    assert al.error_kind(RuntimeError("element 0 of tensors does not require grad")) is None
+    assert al.error_kind(ValueError("backward through the graph a second time")) is None
+
+
+@pytest.mark.parametrize("function", [al.error_kind, al.is_freed_graph_error, al.is_inplace_error])
+@pytest.mark.parametrize("bad", ["modified by an inplace operation", None, 3])
+def test_error_matchers_want_an_exception(function, bad):
+    with pytest.raises(TypeError, match=f"{function.__name__} expects an exception"):
+        function(bad)

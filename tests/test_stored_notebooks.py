@@ -3,9 +3,11 @@
 import nbformat
 import pytest
 
-from nbtools import ROOT, code_digest, notebook_paths, stored_problems
+from nbtools import CHAPTERS, code_digest, notebook_paths, stored_problems, toc_files
+from nbtools import NOTEBOOKS as NOTEBOOK_DIR
 
-NOTEBOOKS = notebook_paths()
+# Every notebook on disk, listed in the table of contents or not.
+NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.ipynb")) + sorted(CHAPTERS.glob("*.ipynb"))
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
@@ -13,10 +15,16 @@ def test_stored_outputs_are_trustworthy(path):
     assert stored_problems(path) == []
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
-def test_notebook_is_in_the_table_of_contents(path):
-    toc = (ROOT / "_toc.yml").read_text()
-    assert f"file: {path.relative_to(ROOT).with_suffix('').as_posix()}\n" in toc
+def test_every_notebook_is_in_the_table_of_contents():
+    assert sorted(notebook_paths()) == sorted(NOTEBOOKS)
+
+
+def test_table_of_contents_order_goes_through_parts_chapters_and_sections():
+    toc = {"root": "intro", "parts": [
+        {"caption": "A", "chapters": [{"file": "a"}, {"file": "b", "sections": [{"file": "b1"}]}]},
+        {"caption": "B", "chapters": [{"file": "c", "title": "C"}]}]}
+    assert toc_files(toc) == ["a", "b", "b1", "c"]
+    assert notebook_paths(reverse=True) == notebook_paths()[::-1]
 
 
 def test_editing_code_without_refreshing_is_caught(tmp_path):

@@ -1,30 +1,38 @@
-"""Student copies (`make student`): produced from every scenario notebook, without solutions or
-outputs, and they still run top to bottom.
+"""Student copies (`make student`) and the exercises' self-checks.
 
-Running them is kept cheap: one Python process runs every copy, each in a fresh IPython namespace,
-so torch is imported once instead of once per kernel. The full notebooks are already executed by
-strict nbval; what this adds is the proof that nothing outside the solution cells depends on them.
+A student copy is produced from every scenario notebook, without any solution (code or prose),
+without the site's exercise markers, without outputs, and it still runs top to bottom. Every
+exercise has a self-check cell, and the self-checks are proven by running them: on the book's own
+notebook (the solution ran before it) each one passes, on the unsolved student copy each one fails
+with an AssertionError whose message says what is still wrong.
+
+Running is kept cheap: one Python process runs a whole set of notebooks, each in a fresh IPython
+namespace, so torch is imported once instead of once per kernel.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
+import zipfile
 
 import nbformat
 import pytest
 
 from nbtools import NOTEBOOKS, ROOT
-from student import SOLUTION_TAG, student_copy, write_student_copies
+from student import (ARCHIVE, EXERCISE_HEADING, LINKS_TAG, SELF_CHECK_TAG, SOLUTION_TAG, colab_url,
+                     links_markdown, main, student_copy, write_archive, write_student_copies)
 
 SCENARIOS = sorted(NOTEBOOKS.glob("*.ipynb"))
-RAISES = {"raises-exception", "nbval-raises-exception"}
+MARKERS = ("{exercise-start}", "{exercise-end}", "{solution-start}", "{solution-end}")
 
 # Runs each notebook given on the command line in a fresh namespace of one IPython shell and prints,
-# as JSON, what went wrong: an error in a cell not tagged to raise, other than NotImplementedError
-# (the "your code here" of an exercise).
+# as JSON, per notebook: the problems (an error in a cell neither tagged to raise nor a self-check,
+# other than NotImplementedError, the "your code here" of an exercise) and the outcome of every
+# self-check cell (the error's type and message, or null when it passed).
 RUNNER = r"""
 import io, json, os, sys, contextlib
 import nbformat
@@ -40,7 +48,7 @@ for path in sys.argv[1:]:
     shell.reset(new_session=True)
     shell.run_cell("import matplotlib; matplotlib.use('Agg')", silent=True)
     nb = nbformat.read(path, as_version=4)
-    problems = []
+    problems, checks = [], []
     for number, cell in enumerate(nb.cells, start=1):
         if cell.cell_type != "code" or not cell.source.strip():
             continue
@@ -48,15 +56,34 @@ for path in sys.argv[1:]:
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
             result = shell.run_cell(cell.source, silent=False, store_history=False)
         error = result.error_in_exec or result.error_before_exec
+        if "self-check" in tags:
+            checks.append(None if error is None else [type(error).__name__, str(error)])
+            continue
         if error is None or tags & {"raises-exception", "nbval-raises-exception"}:
             continue
         if isinstance(error, NotImplementedError):
             continue
         problems.append(f"cell {number} raised {type(error).__name__}: {str(error)[:300]}")
     shell.run_cell("import matplotlib.pyplot as plt; plt.close('all')", silent=True)
-    report[os.path.basename(path)] = problems
+    report[os.path.basename(path)] = {"problems": problems, "checks": checks}
 print("STUDENT-REPORT " + json.dumps(report))
 """
+
+
+def run_notebooks(paths, cwd) -> dict:
+    """Run the notebooks with RUNNER; return its report."""
+    env = dict(os.environ, MPLBACKEND="Agg", PYTHONDONTWRITEBYTECODE="1")
+    result = subprocess.run([sys.executable, "-c", RUNNER, *map(str, paths)], capture_output=True,
+                            text=True, timeout=900, cwd=cwd, env=env)
+    lines = [l for l in result.stdout.splitlines() if l.startswith("STUDENT-REPORT ")]
+    assert result.returncode == 0 and lines, result.stdout[-3000:] + result.stderr[-3000:]
+    report = json.loads(lines[-1].split(" ", 1)[1])
+    assert set(report) == {p.name for p in paths}
+    return report
+
+
+def tags(cell) -> set[str]:
+    return set(cell.metadata.get("tags", []))
 
 
 @pytest.fixture(scope="module")
@@ -74,62 +101,157 @@ def test_copies_have_no_solutions_no_outputs_and_keep_the_kernelspec(copies):
     for original, copy in zip(SCENARIOS, copies):
         full = nbformat.read(original, as_version=4)
         nb = nbformat.read(copy, as_version=4)
-        assert not [c for c in nb.cells if SOLUTION_TAG in c.metadata.get("tags", [])], copy.name
+        assert not [c for c in nb.cells if SOLUTION_TAG in tags(c)], copy.name
         code = [c for c in nb.cells if c.cell_type == "code"]
         assert all(not c.outputs and c.execution_count is None for c in code), copy.name
         assert nb.metadata.kernelspec == full.metadata.kernelspec, copy.name
-        removed = sum(SOLUTION_TAG in c.metadata.get("tags", []) for c in full.cells)
-        assert len(nb.cells) == len(full.cells) - removed, copy.name
-        exercise = "{exercise-start}" in "".join(c.source for c in full.cells if c.cell_type == "markdown")
-        if exercise:  # the exercise text stays, only its solution goes
-            assert removed > 0, f"{original.name} has an exercise but no cell tagged {SOLUTION_TAG!r}"
-            assert any("{exercise-start}" in c.source for c in nb.cells), copy.name
+        kept = [c.source for c in full.cells if c.cell_type == "code" and SOLUTION_TAG not in tags(c)]
+        assert [c.source for c in code] == kept, f"{copy.name}: code outside the solution changed"
+
+
+def test_copies_contain_no_line_of_any_solution(copies):
+    """Every line that only a solution cell has (code or prose) is absent from the student copy."""
+    for original, copy in zip(SCENARIOS, copies):
+        full = nbformat.read(original, as_version=4)
+        elsewhere = {l.strip() for c in full.cells if SOLUTION_TAG not in tags(c)
+                     for l in c.source.splitlines()}
+        solution_only = {l.strip() for c in full.cells if SOLUTION_TAG in tags(c)
+                         for l in c.source.splitlines()} - elsewhere - {""}
+        assert len(solution_only) >= 2, f"{original.name}: its solution has no text of its own"
+        text = "\n".join(l.strip() for c in nbformat.read(copy, as_version=4).cells
+                         for l in c.source.splitlines())
+        leaked = sorted(l for l in solution_only if l in text.splitlines())
+        assert not leaked, f"{copy.name} still shows solution lines: {leaked[:3]}"
+
+
+def test_copies_show_no_raw_markers_and_a_plain_heading(copies):
+    for copy in copies:
+        nb = nbformat.read(copy, as_version=4)
+        markdown = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+        raw = [m for m in (*MARKERS, ":label: ex-", ":class: dropdown") if m in markdown]
+        assert not raw, f"{copy.name} shows raw exercise markers: {raw}"
+        assert markdown.count(EXERCISE_HEADING) == 1, copy.name
+        assert not [c for c in nb.cells if c.cell_type == "markdown" and not c.source.strip()], copy.name
+
+
+def test_every_exercise_has_one_self_check_after_it_in_book_and_copy(copies):
+    for original, copy in zip(SCENARIOS, copies):
+        for nb, name in ((nbformat.read(original, as_version=4), original.name),
+                         (nbformat.read(copy, as_version=4), copy.name)):
+            checks = [i for i, c in enumerate(nb.cells) if SELF_CHECK_TAG in tags(c)]
+            assert len(checks) == 1 and nb.cells[checks[0]].cell_type == "code", name
+            assert not tags(nb.cells[checks[0]]) & {"raises-exception", SOLUTION_TAG}, name
+            before = "".join(c.source for c in nb.cells[:checks[0]])
+            assert "{exercise-start}" in before or EXERCISE_HEADING in before, name
 
 
 @pytest.mark.parametrize("path", SCENARIOS, ids=[p.name for p in SCENARIOS])
 def test_every_scenario_has_an_exercise_and_a_solution_to_remove(path):
-    """The gated sphinx-exercise form, in markdown cells and in this order, around code cells; the
-    solution's code cells tagged `solution`. (A directive left inside a code cell, as a comment,
-    breaks the book's build with a message that names no cell.)"""
+    """The gated sphinx-exercise form, in markdown cells and in this order, around code cells; every
+    cell of the solution (code and prose) tagged `solution`. (A directive left inside a code cell,
+    as a comment, breaks the book's build with a message that names no cell.)"""
     nb = nbformat.read(path, as_version=4)
-    order = ["{exercise-start}", "{exercise-end}", "{solution-start}", "{solution-end}"]
     found = [(i, d) for i, c in enumerate(nb.cells) if c.cell_type == "markdown"
-             for d in order if d in c.source]
-    assert [d for _, d in found] == order, (
-        f"{path.name}: expected the markdown directives {order} in this order, found "
+             for d in MARKERS if d in c.source]
+    assert [d for _, d in found] == list(MARKERS), (
+        f"{path.name}: expected the markdown directives {list(MARKERS)} in this order, found "
         f"{[d for _, d in found]}")
     stray = [i + 1 for i, c in enumerate(nb.cells) if c.cell_type == "code"
-             and any(d in c.source for d in order)]
+             and any(d in c.source for d in MARKERS)]
     assert not stray, f"{path.name}: exercise directives inside code cells {stray}: make them markdown"
     start, end = found[2][0], found[3][0]
-    solution_code = [c for c in nb.cells[start:end] if c.cell_type == "code"]
-    assert solution_code and all(SOLUTION_TAG in c.metadata.get("tags", []) for c in solution_code), (
-        f"{path.name}: every code cell of the solution must be tagged {SOLUTION_TAG!r}")
+    inside = nb.cells[start + 1:end]
+    assert inside and all(SOLUTION_TAG in tags(c) for c in inside), (
+        f"{path.name}: every cell between solution-start and solution-end must be tagged {SOLUTION_TAG!r}")
+    assert any(c.cell_type == "code" for c in inside), f"{path.name}: the solution has no code"
 
 
-def test_student_copy_removes_exactly_the_tagged_cells():
+def test_student_copy_removes_solutions_and_markers():
     nb = nbformat.v4.new_notebook(metadata={"kernelspec": {"name": "python3", "display_name": "P",
                                                            "language": "python"}})
-    nb.cells = [nbformat.v4.new_code_cell("a = 1", execution_count=1,
+    nb.cells = [nbformat.v4.new_markdown_cell("## Exercise\n\n```{exercise-start}\n:label: ex-1\n```\n\nDo it."),
+                nbformat.v4.new_code_cell("a = 1", execution_count=1,
                                           outputs=[nbformat.v4.new_output("stream", text="x")]),
+                nbformat.v4.new_markdown_cell("```{exercise-end}\n```\n\n```{solution-start} ex-1\n"
+                                              ":class: dropdown\n```"),
+                nbformat.v4.new_markdown_cell("Why it works.", metadata={"tags": [SOLUTION_TAG]}),
                 nbformat.v4.new_code_cell("a = 2", metadata={"tags": [SOLUTION_TAG]}),
-                nbformat.v4.new_markdown_cell("text", metadata={"tags": ["other"]})]
+                nbformat.v4.new_markdown_cell("```{solution-end}\n```\n\n**Self-check.**"),
+                nbformat.v4.new_code_cell("assert a == 2", metadata={"tags": [SELF_CHECK_TAG]})]
     copy = student_copy(nb)
-    assert [c.source for c in copy.cells] == ["a = 1", "text"]
-    assert copy.cells[0].outputs == [] and copy.cells[0].execution_count is None
-    assert len(nb.cells) == 3 and nb.cells[0].outputs  # the original is untouched
+    assert [c.source for c in copy.cells] == [f"## Exercise\n\n{EXERCISE_HEADING}\n\nDo it.", "a = 1",
+                                              "**Self-check.**", "assert a == 2"]
+    assert copy.cells[1].outputs == [] and copy.cells[1].execution_count is None
+    assert len(nb.cells) == 7 and nb.cells[1].outputs  # the original is untouched
 
 
-def test_student_copies_run(copies):
-    env = dict(os.environ, MPLBACKEND="Agg", PYTHONDONTWRITEBYTECODE="1")
-    result = subprocess.run([sys.executable, "-c", RUNNER, *map(str, copies)], capture_output=True,
-                            text=True, timeout=600, cwd=copies[0].parent, env=env)
-    lines = [l for l in result.stdout.splitlines() if l.startswith("STUDENT-REPORT ")]
-    assert result.returncode == 0 and lines, result.stdout[-3000:] + result.stderr[-3000:]
-    report = json.loads(lines[-1].split(" ", 1)[1])
-    assert set(report) == {p.name for p in copies}
-    failures = {name: problems for name, problems in report.items() if problems}
-    assert failures == {}, json.dumps(failures, indent=1)
+def test_self_checks_fail_on_the_unsolved_student_copies(copies):
+    """Run: every copy runs top to bottom, and its self-check fails with a message."""
+    report = run_notebooks(copies, copies[0].parent)
+    problems = {name: r["problems"] for name, r in report.items() if r["problems"]}
+    assert problems == {}, json.dumps(problems, indent=1)
+    for name, r in report.items():
+        assert len(r["checks"]) == 1, name
+        outcome = r["checks"][0]
+        assert outcome is not None, f"{name}: the self-check passes on the unsolved copy"
+        kind, message = outcome
+        assert kind == "AssertionError" and len(message) > 20, (
+            f"{name}: the self-check must fail with an AssertionError that says what is wrong, "
+            f"got {kind}: {message!r}")
+
+
+def test_self_checks_pass_on_the_book_notebooks():
+    """Run: with the solution in place, every self-check passes (from the sources, not the stored
+    outputs)."""
+    report = run_notebooks(SCENARIOS, NOTEBOOKS)
+    problems = {name: r["problems"] for name, r in report.items() if r["problems"]}
+    assert problems == {}, json.dumps(problems, indent=1)
+    failed = {name: r["checks"] for name, r in report.items() if r["checks"] != [None]}
+    assert failed == {}, json.dumps(failed, indent=1)
+
+
+def test_archive_holds_every_copy_in_one_folder(copies, tmp_path):
+    archive = write_archive(copies, tmp_path / "student-notebooks.zip")
+    with zipfile.ZipFile(archive) as z:
+        assert z.namelist() == [f"student/{p.name}" for p in copies]
+        nbformat.reads(z.read(f"student/{copies[0].name}").decode(), as_version=4)
+
+
+def test_the_command_refuses_a_missing_notebook(capsys):
+    assert main(["no_such_notebook.ipynb"]) == 2
+    assert "no such notebook" in capsys.readouterr().err
+
+
+def test_every_exercise_links_its_student_copy_from_the_one_repository_address():
+    """The links inside each exercise, and the workshop guide's table, are the ones built from
+    pyproject.toml's [project.urls] (so they cannot drift from it)."""
+    workshop = (ROOT / "chapters" / "workshop.md").read_text()
+    assert f'href="../student/{ARCHIVE}"' in workshop
+    for path in SCENARIOS:
+        nb = nbformat.read(path, as_version=4)
+        links = [i for i, c in enumerate(nb.cells) if LINKS_TAG in tags(c)]
+        assert len(links) == 1 and nb.cells[links[0]].source == links_markdown(path.name), (
+            f"{path.name}: its student-copy links are missing or stale: regenerate them")
+        assert "{exercise-start}" in nb.cells[links[0] - 1].source, path.name
+        assert f'href="../student/{path.name}"' in workshop and colab_url(path.name) in workshop, (
+            f"the workshop guide does not link the student copy of {path.name}")
+
+
+@pytest.mark.parametrize("path", SCENARIOS, ids=[p.name for p in SCENARIOS])
+def test_every_scenario_has_one_quiz_before_its_failure(path):
+    """One predict-then-run quiz, right before the first cell tagged to raise (where nothing raises:
+    before the cell that shows the outcome), whose feedback names the section that proves it."""
+    nb = nbformat.read(path, as_version=4)
+    quizzes = [i for i, c in enumerate(nb.cells) if "quiz" in tags(c)]
+    assert len(quizzes) == 1, f"{path.name}: {len(quizzes)} quiz cells"
+    quiz = nb.cells[quizzes[0]]
+    assert "display_quiz(" in quiz.source and {"remove-input", "nbval-ignore-output"} <= tags(quiz)
+    following = next(c for c in nb.cells[quizzes[0] + 1:] if c.cell_type == "code")
+    raising = [c for c in nb.cells if "raises-exception" in tags(c)]
+    assert following is (raising[0] if raising else following), f"{path.name}: the quiz is not before the failure"
+    assert quiz.outputs, f"{path.name}: the quiz cell has no stored output"
+    assert quiz.source.count('"correct": True') == 1, path.name
+    assert re.search(r'href="#[a-z][a-z0-9-]*"', quiz.source), f"{path.name}: no link to the proof"
 
 
 def test_make_student_writes_into_the_gitignored_folder():
