@@ -9,14 +9,15 @@ graph from the old one. Two facts can:
 * an earlier root that is still alive (``loss_reg`` after ``loss_reg.backward()``) shows exactly
   which nodes that backward went through.
 
-:class:`Call` keeps both for each call, holding its roots by weak reference only.
+:class:`Call` keeps both for each call as numbers: it holds no tensor and no node (not even
+by weak reference, which would make freeing each loss measurably slower). An earlier root
+still alive is found again, at the failure, by its sequence number.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-import weakref
 from collections import deque
 from typing import Any, NamedTuple
 
@@ -33,7 +34,7 @@ class Call(NamedTuple):
     """One finished call of ``backward`` or ``autograd.grad``.
 
     Attributes:
-        roots: weak references to the tensors it started from.
+        roots: the sequence numbers of the nodes it started from.
         sequence: the largest sequence number among their nodes.
         retained: True when it kept the graph (``retain_graph`` or ``create_graph``).
         kind: ``"backward"`` or ``"grad"``.
@@ -74,13 +75,14 @@ def make_call(roots: Any, retained: bool, kind: str, inputs: Any = None) -> Call
         node = roots.grad_fn
         if node is None:
             return None
-        refs, number = (weakref.ref(roots),), node._sequence_nr()
+        number = node._sequence_nr()
+        refs = (number,)
     else:
         tensors = [t for t in as_tensors(roots) if t.grad_fn is not None and type(t) in _PLAIN]
         if not tensors:
             return None
-        refs = tuple(weakref.ref(t) for t in tensors)
-        number = max(t.grad_fn._sequence_nr() for t in tensors)
+        refs = tuple(t.grad_fn._sequence_nr() for t in tensors)
+        number = max(refs)
     frame = user_frame(2)
     where = ("", 0, 0) if frame is None else (
         frame.f_code.co_filename, frame.f_code.co_firstlineno, frame.f_lineno)
@@ -109,12 +111,20 @@ def sequence(node: Any) -> int:
     return _LEAF_SEQUENCE if number >= _LEAF_SEQUENCE else number
 
 
-def old_nodes(order: list[Any], calls: list[Call], inplace: bool) -> tuple[set[Any], list[Call]]:
+def alive_roots(call: Call, known: dict[int, Any]) -> list[Any]:
+    """The nodes ``call`` started from that are still alive, among ``known`` (by number)."""
+    return [known[number] for number in call.roots if number in known]
+
+
+def old_nodes(order: list[Any], calls: list[Call], inplace: bool,
+              known: dict[int, Any]) -> tuple[set[Any], list[Call]]:
     """The nodes of this graph (``order``) that earlier calls already went through, and the calls
     that explain them, newest first.
 
     For the freed-graph error, calls that retained their graph do not count; for the in-place
     error they do (their saved tensors can be modified afterwards, by ``optimizer.step()``).
+    ``known``: nodes that are still alive, by sequence number (this graph's, and those of the
+    tensors the user's variables hold), to find earlier roots among.
     """
     in_graph = set(order)
     old: set[Any] = set()
@@ -122,8 +132,7 @@ def old_nodes(order: list[Any], calls: list[Call], inplace: bool) -> tuple[set[A
     for call in reversed(calls):
         if call.retained and not inplace:
             continue
-        alive = [ref() for ref in call.roots]
-        alive = [t.grad_fn for t in alive if t is not None and t.grad_fn is not None]
+        alive = alive_roots(call, known)
         if alive:
             went = {n for n in breadth_first(alive) if n in in_graph and not hasattr(n, "variable")}
         else:

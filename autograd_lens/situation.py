@@ -19,7 +19,7 @@ from .carriers import Carrier, find_carriers
 from .diagnose import diagnose
 from .errors import is_inplace_error
 from .graph import breadth_first, children, is_custom_function, node_name
-from .history import Call, as_tensors, old_nodes
+from .history import Call, alive_roots, as_tensors, old_nodes, sequence
 from .reads import source_tree
 from .report import PATTERNS, Pattern
 
@@ -113,7 +113,7 @@ def _calls_checkpoint(frames: list[Any]) -> bool:
 
 def _pattern_key(carriers: list[Carrier], order: list[Any], kids: dict[Any, list[Any]],
                  old: set[Any], roots: list[Any], calls: list[Call], inplace: bool,
-                 frames: list[Any]) -> str:
+                 frames: list[Any], known: dict[int, Any]) -> str:
     frame = frames[0] if frames else None
     if any("Checkpoint" in node_name(n) for n in old):
         return "checkpoint"
@@ -134,7 +134,7 @@ def _pattern_key(carriers: list[Carrier], order: list[Any], kids: dict[Any, list
         frame.f_code.co_filename, frame.f_code.co_firstlineno) and latest.where[2] < frame.f_lineno
     new_leaves = _leaves([c for n in order if n not in old for c in kids[n]])
     if same_step:
-        alive = [t.grad_fn for t in (ref() for ref in latest.roots) if t is not None]
+        alive = alive_roots(latest, known)
         before = breadth_first(alive) if alive else list(old)
         if new_leaves & _leaves(before):
             return "gan_discriminator"
@@ -151,6 +151,21 @@ def _pattern_key(carriers: list[Carrier], order: list[Any], kids: dict[Any, list
             return "outside_loop"
     old_leaves = _leaves([c for n in old for c in kids[n]])
     return "hidden_state" if new_leaves & old_leaves else "shared_trunk"
+
+
+def _known(order: list[Any], frames: list[Any]) -> dict[int, Any]:
+    """Alive nodes by sequence number: this graph's, and those of the tensors the frames'
+    variables hold (directly, or in a tuple, list or dict), where an earlier root would be."""
+    known = {sequence(n): n for n in order}
+    for frame in frames:
+        for value in list(frame.f_locals.values()):
+            items = value.values() if isinstance(value, dict) else \
+                value if isinstance(value, (list, tuple)) else (value,)
+            for item in list(items)[:100]:
+                node = getattr(item, "grad_fn", None) if isinstance(item, torch.Tensor) else None
+                if node is not None:
+                    known.setdefault(sequence(node), node)
+    return known
 
 
 def _hidden(roots: list[torch.Tensor]) -> tuple[str, ...]:
@@ -177,12 +192,13 @@ def explain(error: BaseException, roots: Any, calls: list[Call], frames: list[An
     order = breadth_first(root_nodes)
     kids = {node: children(node) for node in order}
     inplace = is_inplace_error(error)
+    known = _known(order, frames)
     if old is None:
-        old, used = old_nodes(order, list(calls), inplace)
+        old, used = old_nodes(order, list(calls), inplace, known)
     else:
         old, used = old & set(order), list(reversed(calls))
     carriers = find_carriers(order, kids, old, frames, used, inplace)
-    key = _pattern_key(carriers, order, kids, old, root_nodes, used, inplace, frames)
+    key = _pattern_key(carriers, order, kids, old, root_nodes, used, inplace, frames, known)
     frontier = [node_name(n) for n in _frontier(order, kids, old, root_nodes)]
     return Finding(str(error).split("\n")[0], carriers, frontier, PATTERNS.get(key),
                    _hidden(tensors) if tensors else ())
