@@ -16,9 +16,6 @@ from .diagnose import (
     SourceLine,
     Suspect,
     diagnose,
-    diagnose_on_error,
-    load_ipython_extension,
-    unload_ipython_extension,
 )
 from .draw import BackwardFrames, Frame, backward_frames, draw
 from .errors import (
@@ -32,6 +29,7 @@ from .errors import (
 )
 from .graph import SavedSlot, node_name, node_slots, saved_tensors, walk
 from .memory import saved_memory
+from .on_error import diagnose_on_error, load_ipython_extension, unload_ipython_extension
 
 __version__ = "0.1.0"
 

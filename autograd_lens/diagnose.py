@@ -20,16 +20,12 @@ fails, and ``%load_ext autograd_lens`` does it for every cell of a notebook.
 
 from __future__ import annotations
 
-import contextlib
-import functools
-import threading
-from typing import Any, Callable
+from typing import Any
 
 import torch
 from torch.autograd.graph import Node
 
 from ._inputs import backward_inputs, graph_roots
-from .errors import is_freed_graph_error, is_inplace_error
 from .graph import (SavedSlot, breadth_first, children, is_custom_function, node_name, stale_slots,
                     without_gc)
 from .report import PATTERNS, FrontierNode, Pattern, Report, SourceLine, Suspect
@@ -210,119 +206,3 @@ def diagnose(root: Any, suspects: Any = None, *, inputs: Any = None, grad: bool 
         anomaly=any(f.source is not None for f in frontier_items),
         hidden=tuple(node_name(n) for n in hidden),
     )
-
-
-# ---------------------------------------------------------------------------------------------
-# At the moment of failure
-
-
-_state = threading.local()
-
-
-class diagnose_on_error(contextlib.ContextDecorator):
-    """Add the diagnosis to the freed-graph (or in-place) error when backward fails.
-
-    While active, every call to ``Tensor.backward``, ``torch.autograd.backward`` and
-    ``torch.autograd.grad`` is diagnosed first (a walk of the graph, cheaper than the backward
-    itself; the report is kept only until the call returns). If the call then raises the
-    freed-graph or the in-place error, the diagnosis is appended to the error's message. Nothing
-    else changes, and everything is restored on exit. Use it as a context manager around a
-    training step or as a decorator on the step function.
-
-    Args:
-        suspects: as in :func:`diagnose`; or a function of no arguments that returns them, called
-            when the error happens (so it sees the current values).
-
-    >>> import torch
-    >>> w = torch.ones(2, requires_grad=True)
-    >>> loss = (w * w).sum()
-    >>> loss.backward()
-    >>> try:
-    ...     with diagnose_on_error():
-    ...         loss.backward()
-    ... except RuntimeError as err:
-    ...     print(str(err).splitlines()[2])
-    autograd_lens.diagnose: backward will FAIL. It reaches 2 saved tensors freed by an earlier backward.
-    """
-
-    def __init__(self, suspects: Any = None):
-        self.suspects = suspects
-        self._saved: list[tuple[Any, str, Any]] = []
-
-    def _suspects(self) -> Any:
-        return self.suspects() if callable(self.suspects) else self.suspects
-
-    def _wrap(self, original: Callable, pick: Callable[..., tuple[Any, Any, bool]]) -> Callable:
-        guard = self
-
-        @functools.wraps(original)
-        def wrapper(*args, **kwargs):
-            if getattr(_state, "busy", False):
-                return original(*args, **kwargs)
-            _state.busy = True
-            try:
-                try:
-                    root, inputs, grad = pick(*args, **kwargs)
-                    report = diagnose(root, guard._suspects(), inputs=inputs, grad=grad)
-                except Exception:  # noqa: BLE001 - never let the diagnosis break the call
-                    report = None
-                try:
-                    return original(*args, **kwargs)
-                except RuntimeError as error:
-                    if report is not None and (is_freed_graph_error(error) or is_inplace_error(error)):
-                        # Quotes, not backticks, in an error message (tracebacks are often
-                        # rendered by tools that treat backticks as markup).
-                        text = str(report).replace("`", "'")
-                        error.args = (f"{error}\n\n{text}",) + tuple(error.args[1:])
-                    raise
-            finally:
-                _state.busy = False
-        wrapper.__autograd_lens_wrapped__ = original
-        return wrapper
-
-    def __enter__(self) -> "diagnose_on_error":
-        def tensor_pick(self_, gradient=None, retain_graph=None, create_graph=False, inputs=None):
-            return self_, inputs, False
-
-        def backward_pick(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
-                          grad_variables=None, inputs=None):
-            return tensors, inputs, False
-
-        def grad_pick(outputs, inputs, *args, **kwargs):
-            return outputs, inputs, True
-
-        targets = [(torch.Tensor, "backward", tensor_pick),
-                   (torch.autograd, "backward", backward_pick),
-                   (torch.autograd, "grad", grad_pick)]
-        saved = []
-        for owner, name, pick in targets:
-            original = getattr(owner, name)
-            saved.append((owner, name, original))
-            setattr(owner, name, self._wrap(original, pick))
-        self._saved.append(saved)
-        return self
-
-    def __exit__(self, *exc_info) -> None:
-        for owner, name, original in reversed(self._saved.pop()):
-            setattr(owner, name, original)
-
-
-_extension_guard: diagnose_on_error | None = None
-
-
-def load_ipython_extension(ipython: Any) -> None:
-    """``%load_ext autograd_lens``: every cell's freed-graph error carries a diagnosis."""
-    global _extension_guard
-    if _extension_guard is None:
-        _extension_guard = diagnose_on_error()
-        _extension_guard.__enter__()
-    print("autograd_lens: a freed-graph error will now carry a diagnosis "
-          "(%unload_ext autograd_lens to stop).")
-
-
-def unload_ipython_extension(ipython: Any) -> None:
-    """``%unload_ext autograd_lens``: restore PyTorch's functions."""
-    global _extension_guard
-    if _extension_guard is not None:
-        _extension_guard.__exit__(None, None, None)
-        _extension_guard = None

@@ -101,6 +101,42 @@ PATTERNS: dict[str, Pattern] = {p.key: p for p in (
             "(D(fake.detach()) in a GAN's discriminator step); recompute what was computed "
             "outside the loop",
             ("02_two_losses_one_forward", "12_gan_discriminator", "13_tensor_outside_loop")),
+    Pattern("growing_buffer", "a list of tensors kept across updates (log-probabilities, losses)",
+            "clear the list after each update (del buffer[:]), or store .detach()ed values or "
+            "numbers (.item()) if they are only logged",
+            ("15_rl_buffers", "06_accumulating_loss")),
+    Pattern("gan_discriminator", "a generated batch used again after the discriminator's "
+            "backward went through the generator",
+            "in the discriminator step use D(fake.detach()); then the generator step's "
+            "D(fake) is the only backward through the generator",
+            ("12_gan_discriminator",)),
+    Pattern("grad_then_backward", "autograd.grad, then backward, through the same graph",
+            "pass retain_graph=True to autograd.grad (create_graph=True if the gradient is part "
+            "of the loss), or compute the loss again before backward",
+            ("14_grad_then_backward", "01_backward_twice")),
+    Pattern("higher_order", "a gradient taken without create_graph=True, then a loss "
+            "through the same graph",
+            "pass create_graph=True to autograd.grad when the loss uses the gradient or the "
+            "same graph again",
+            ("11_higher_order_gradients", "14_grad_then_backward")),
+    Pattern("meta_learning", "an inner gradient step on the weights without create_graph=True, "
+            "then an outer loss through the inner graph",
+            "pass create_graph=True to the inner autograd.grad (second-order), or keep the outer "
+            "loss off the inner graph (first-order: detach the inner gradients)",
+            ("20_meta_learning",)),
+    Pattern("checkpoint", "backward a second time through a checkpointed region",
+            "run the forward again before the second backward, or pass retain_graph=True to the "
+            "first one",
+            ("18_checkpoint",)),
+    Pattern("custom_function", "backward a second time through a custom autograd.Function",
+            "run the forward again before the second backward, or pass retain_graph=True to the "
+            "first one; do not read ctx.saved_tensors after backward",
+            ("17_custom_function",)),
+    Pattern("two_networks", "one network's output fed to a second network after the first "
+            "network's backward went through it",
+            "detach the output before the second network if its loss should not train the first "
+            "(net2(h.detach())), or sum the two losses and call backward once",
+            ("04_two_networks", "02_two_losses_one_forward")),
 )}
 """The patterns :func:`~autograd_lens.diagnose` can name, by key."""
 

@@ -1,0 +1,144 @@
+"""Remembering, cheaply, which graphs earlier backward and ``autograd.grad`` calls went through.
+
+A backward that fails has already run (and freed) the part of this step's graph it reached
+before the stale node, so the saved tensors' states after the error cannot tell this step's
+graph from the old one. Two facts can:
+
+* every node carries a **sequence number**, increasing in the order the forward created them,
+  so a node numbered at most the root of an earlier backward existed before that backward;
+* an earlier root that is still alive (``loss_reg`` after ``loss_reg.backward()``) shows exactly
+  which nodes that backward went through.
+
+:class:`Call` keeps both for each call as numbers: it holds no tensor and no node (not even
+by weak reference, which would make freeing each loss measurably slower). An earlier root
+still alive is found again, at the failure, by its sequence number.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections import deque
+from typing import Any, NamedTuple
+
+import torch
+
+from .graph import breadth_first
+
+LIBRARY_DIRS = (os.path.dirname(torch.__file__) + os.sep, os.path.dirname(os.path.abspath(__file__)) + os.sep)
+_PLAIN = (torch.Tensor, torch.nn.Parameter)  # not the fake tensors of a compiler's tracing
+_LEAF_SEQUENCE = 2 ** 63  # AccumulateGrad nodes carry the largest number: never "old"
+
+
+class Call(NamedTuple):
+    """One finished call of ``backward`` or ``autograd.grad``.
+
+    Attributes:
+        roots: the sequence numbers of the nodes it started from.
+        sequence: the largest sequence number among their nodes.
+        retained: True when it kept the graph (``retain_graph`` or ``create_graph``).
+        kind: ``"backward"`` or ``"grad"``.
+        where: (file, first line of the function, line) of the user's code that called it.
+        on_parameters: for ``grad``, whether every input was an ``nn.Parameter`` (an inner
+            gradient step on the weights, as in meta-learning).
+    """
+
+    roots: tuple[Any, ...]
+    sequence: int
+    retained: bool
+    kind: str
+    where: tuple[str, int, int]
+    on_parameters: bool = False
+
+
+def as_tensors(value: Any) -> tuple[torch.Tensor, ...]:
+    """A tensor or a sequence of tensors, as a tuple of tensors."""
+    if isinstance(value, torch.Tensor):
+        return (value,)
+    if isinstance(value, (list, tuple)):
+        return tuple(v for v in value if isinstance(v, torch.Tensor))
+    return ()
+
+
+def user_frame(depth: int = 1) -> Any:
+    """The innermost frame outside PyTorch and this package."""
+    frame = sys._getframe(depth)
+    while frame is not None and frame.f_code.co_filename.startswith(LIBRARY_DIRS):
+        frame = frame.f_back
+    return frame
+
+
+def make_call(roots: Any, retained: bool, kind: str, inputs: Any = None) -> Call | None:
+    """The record of a call that just finished (None when nothing in it had a graph, or when
+    PyTorch made it itself while tracing, as ``torch.compile`` does, on tensors of its own)."""
+    if type(roots) in _PLAIN:  # the usual loss.backward(): the short way
+        node = roots.grad_fn
+        if node is None:
+            return None
+        number = node._sequence_nr()
+        refs = (number,)
+    else:
+        tensors = [t for t in as_tensors(roots) if t.grad_fn is not None and type(t) in _PLAIN]
+        if not tensors:
+            return None
+        refs = tuple(t.grad_fn._sequence_nr() for t in tensors)
+        number = max(refs)
+    frame = user_frame(2)
+    where = ("", 0, 0) if frame is None else (
+        frame.f_code.co_filename, frame.f_code.co_firstlineno, frame.f_lineno)
+    on_parameters = kind == "grad" and all(
+        isinstance(t, torch.nn.Parameter) for t in as_tensors(inputs))
+    return Call(refs, number, bool(retained), kind, where, on_parameters)
+
+
+class History:
+    """The last few calls, newest last."""
+
+    def __init__(self, size: int = 8) -> None:
+        self.calls: deque[Call] = deque(maxlen=size)
+
+    def add(self, call: Call | None) -> None:
+        if call is not None:
+            self.calls.append(call)
+
+    def clear(self) -> None:
+        self.calls.clear()
+
+
+def sequence(node: Any) -> int:
+    """A node's sequence number (AccumulateGrad's counts as newest)."""
+    number = node._sequence_nr()
+    return _LEAF_SEQUENCE if number >= _LEAF_SEQUENCE else number
+
+
+def alive_roots(call: Call, known: dict[int, Any]) -> list[Any]:
+    """The nodes ``call`` started from that are still alive, among ``known`` (by number)."""
+    return [known[number] for number in call.roots if number in known]
+
+
+def old_nodes(order: list[Any], calls: list[Call], inplace: bool,
+              known: dict[int, Any]) -> tuple[set[Any], list[Call]]:
+    """The nodes of this graph (``order``) that earlier calls already went through, and the calls
+    that explain them, newest first.
+
+    For the freed-graph error, calls that retained their graph do not count; for the in-place
+    error they do (their saved tensors can be modified afterwards, by ``optimizer.step()``).
+    ``known``: nodes that are still alive, by sequence number (this graph's, and those of the
+    tensors the user's variables hold), to find earlier roots among.
+    """
+    in_graph = set(order)
+    old: set[Any] = set()
+    used: list[Call] = []
+    for call in reversed(calls):
+        if call.retained and not inplace:
+            continue
+        alive = alive_roots(call, known)
+        if alive:
+            went = {n for n in breadth_first(alive) if n in in_graph and not hasattr(n, "variable")}
+        else:
+            went = {n for n in order if sequence(n) <= call.sequence}
+        went -= old
+        if went:
+            old |= went
+            used.append(call)
+    return old, used

@@ -1,0 +1,111 @@
+"""Watching a program's backward calls, so that a failing one can be explained.
+
+:class:`Watch` replaces ``torch.autograd.backward`` (which ``Tensor.backward`` calls) and
+``torch.autograd.grad`` with thin wrappers while it is active. A call that works is recorded in
+a few microseconds (see :mod:`autograd_lens.history`: weak references and a sequence number,
+nothing that keeps a tensor alive). A call that raises the freed-graph or in-place error is
+explained at that moment, while the program's frames still hold its variables; the error
+itself goes on unchanged.
+"""
+
+from __future__ import annotations
+
+import functools
+import sysconfig
+from typing import Any, Callable
+
+import torch
+
+from .errors import is_freed_graph_error, is_inplace_error
+from .history import LIBRARY_DIRS, History, make_call, user_frame
+from .situation import Finding, explain
+
+# Frames of the standard library and installed packages are not the user's (IPython's own
+# frames in a notebook, runpy's under the command).
+_NOT_USERS = tuple(p for p in {sysconfig.get_paths()[k] for k in ("stdlib", "purelib", "platlib")})
+
+
+def user_frames() -> list[Any]:
+    """The user's frames, innermost first, from the caller of backward outwards."""
+    frames = []
+    frame = user_frame(2)
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if not name.startswith(_NOT_USERS + LIBRARY_DIRS) and not name.startswith("<frozen"):
+            frames.append(frame)
+        frame = frame.f_back
+    return frames
+
+
+def _argument(args: tuple, kwargs: dict, index: int, name: str, default: Any = None) -> Any:
+    return args[index] if len(args) > index else kwargs.get(name, default)
+
+
+class Watch:
+    """Record backward and ``autograd.grad`` calls; explain the one that fails.
+
+    After the error, :attr:`finding` holds the :class:`~autograd_lens.situation.Finding` and
+    :attr:`error` the exception it explains.
+    """
+
+    def __init__(self) -> None:
+        self.history = History()
+        self.finding: Finding | None = None
+        self.error: BaseException | None = None
+        self._saved: list[tuple[Any, str, Any]] = []
+
+    def failed(self, error: RuntimeError, roots: Any) -> None:
+        """Explain ``error`` (raised by a backward from ``roots``); never raises."""
+        if self.finding is not None or not (is_freed_graph_error(error) or is_inplace_error(error)):
+            return
+        frames = user_frames()
+        try:
+            self.finding = explain(error, roots, list(self.history.calls), frames)
+            self.error = error
+        except Exception:  # noqa: BLE001 - explaining must never add an error of its own
+            self.finding = None
+        finally:
+            del frames
+
+    def _wrap(self, original: Callable, kind: str) -> Callable:
+        history, watch = self.history, self
+        retain_at = 2 if kind == "backward" else 3
+
+        @functools.wraps(original)
+        def wrapper(*args, **kwargs):
+            try:
+                result = original(*args, **kwargs)
+            except RuntimeError as error:
+                watch.failed(error, _argument(args, kwargs, 0, "tensors" if kind == "backward"
+                                              else "outputs"))
+                raise
+            retained = _argument(args, kwargs, retain_at, "retain_graph") or \
+                _argument(args, kwargs, retain_at + 1, "create_graph", False)
+            history.add(make_call(args[0] if args else kwargs.get(
+                "tensors" if kind == "backward" else "outputs"), retained, kind,
+                _argument(args, kwargs, 1, "inputs") if kind == "grad" else None))
+            return result
+        return wrapper
+
+    def __enter__(self) -> "Watch":
+        for name, kind in (("backward", "backward"), ("grad", "grad")):
+            original = getattr(torch.autograd, name)
+            self._saved.append((torch.autograd, name, original))
+            setattr(torch.autograd, name, self._wrap(original, kind))
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        while self._saved:
+            owner, name, original = self._saved.pop()
+            setattr(owner, name, original)
+
+    def explains(self, error: BaseException | None) -> bool:
+        """Whether ``error`` is (or was raised while handling, or from) the explained error."""
+        seen = set()
+        while error is not None and id(error) not in seen:
+            if error is self.error:
+                return True
+            seen.add(id(error))
+            error = error.__cause__ or error.__context__
+        return False
+

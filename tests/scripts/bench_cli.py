@@ -1,0 +1,131 @@
+"""Benchmark of `python -m autograd_lens` (run by hand: python tests/scripts/bench_cli.py).
+
+1. Overhead on a healthy run: `python bench_train.py` against `python -m autograd_lens
+   bench_train.py`, interleaved, median wall time of each (whole processes, as a user sees them),
+   and the same loop in one process with and without the command's watch installed (CPU time
+   of alternating blocks, steadier than wall time on a shared machine).
+   Add --processes for the whole-process comparison (slow: 2 x 7 Python starts).
+2. Diagnosis time after a failure on a realistic model: a small LSTM language model whose
+   hidden state is carried over (a few thousand graph nodes), timed inside the failing call.
+"""
+
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+from autograd_lens.watch import Watch
+
+HERE = Path(__file__).parent
+RUNS = 7
+
+
+def wall(args):
+    start = time.perf_counter()
+    subprocess.run([sys.executable, *args], cwd=HERE, check=True, capture_output=True)
+    return time.perf_counter() - start
+
+
+def processes():
+    plain, command, torch_only, package = [], [], [], []
+    for _ in range(RUNS):
+        plain.append(wall(["bench_train.py"]))
+        command.append(wall(["-m", "autograd_lens", "bench_train.py"]))
+        torch_only.append(wall(["-c", "import torch"]))
+        package.append(wall(["-c", "import autograd_lens"]))
+    a, b = statistics.median(plain), statistics.median(command)
+    print(f"whole process, median of {RUNS}: python {a:.3f} s, python -m autograd_lens {b:.3f} s,"
+          f" ratio {b / a:.4f}")
+    print(f"of which importing the package beyond torch: "
+          f"{statistics.median(package) - statistics.median(torch_only):.3f} s")
+
+
+def alternate(measure, pairs):
+    """Medians of ``measure()`` without and with the watch, run in alternation."""
+    plain, watched = [], []
+    for _ in range(pairs):
+        plain.append(measure())
+        with Watch():
+            watched.append(measure())
+    return statistics.median(plain), statistics.median(watched)
+
+
+def in_process(pairs=30, block=10):
+    """Blocks of steps, alternately watched and not, so that the machine's load hits both."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 1))
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    x, y = torch.randn(256, 32), torch.randn(256, 1)
+
+    def steps():
+        start = time.process_time()
+        for _ in range(block):
+            loss = torch.nn.functional.mse_loss(model(x), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        return time.process_time() - start
+
+    a, b = alternate(steps, pairs)
+    print(f"training step alone, median of {pairs} blocks: {a / block * 1e6:.0f} us, watched "
+          f"{b / block * 1e6:.0f} us, ratio {b / a:.4f}")
+
+
+def per_call(pairs=20, calls=200):
+    """What the watch adds to one backward call, on the smallest graph (alternating blocks)."""
+    w = torch.ones(1, requires_grad=True)
+
+    def block():
+        start = time.process_time()
+        for _ in range(calls):
+            (w * 2).sum().backward()
+        return (time.process_time() - start) / calls
+
+    a, b = alternate(block, pairs)
+    print(f"one backward of a 2-node graph, median of {pairs} blocks: {a * 1e6:.1f} us, watched "
+          f"{b * 1e6:.1f} us (+{(b - a) * 1e6:.1f} us)")
+
+
+def diagnosis():
+    torch.manual_seed(0)
+    embed, lstm = torch.nn.Embedding(100, 64), torch.nn.LSTM(64, 128, num_layers=2)
+    head = torch.nn.Linear(128, 100)
+    tokens = torch.randint(0, 100, (160, 8))
+    watch = Watch()
+    state = None
+    with watch:
+        timings = []
+        original = watch.failed
+
+        def timed(error, roots):
+            start = time.perf_counter()
+            original(error, roots)
+            timings.append(time.perf_counter() - start)
+        watch.failed = timed
+        try:
+            for step in range(3):
+                x = embed(tokens[:-1])
+                for t in range(x.shape[0]):  # one step at a time: a graph of a few thousand nodes
+                    out, state = lstm(x[t:t + 1], state)
+                    loss = torch.nn.functional.cross_entropy(head(out[0]), tokens[t + 1])
+                    total = loss if t == 0 else total + loss
+                total.backward()
+        except RuntimeError:
+            pass
+    from autograd_lens import walk
+    nodes = len(walk(total))
+    names = [c.name for c in watch.finding.carriers]
+    print(f"diagnosis after the failure: {timings[0]:.3f} s on a graph of {nodes} nodes; "
+          f"carriers {names}")
+
+
+if __name__ == "__main__":
+    torch.set_num_threads(1)
+    diagnosis()
+    per_call()
+    in_process()
+    if "--processes" in sys.argv:
+        processes()

@@ -1,0 +1,1 @@
+"""A package run with -m in the tests."""
