@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import shutil
 import sys
 import tomllib
 import zipfile
@@ -24,6 +25,8 @@ import nbformat
 from nbconvert.preprocessors import ClearOutputPreprocessor, Preprocessor, TagRemovePreprocessor
 
 from nbtools import META_KEY, NOTEBOOKS, ROOT, notebook_paths
+
+SUPPORT = NOTEBOOKS / "scripts"  # files the notebooks run (notebook 21's training script)
 
 SOLUTION_TAG = "solution"
 SELF_CHECK_TAG = "self-check"
@@ -96,7 +99,8 @@ def student_copy(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
 
 
 def write_student_copies(paths: list[Path], out: Path) -> list[Path]:
-    """Write a student copy of each notebook into ``out``; return the paths written."""
+    """Write a student copy of each notebook into ``out``, and beside them the files the notebooks
+    run (``notebooks/scripts/``); return the notebooks written."""
     out.mkdir(parents=True, exist_ok=True)
     written = []
     for path in paths:
@@ -104,15 +108,21 @@ def write_student_copies(paths: list[Path], out: Path) -> list[Path]:
         target = out / path.name
         nbformat.write(student_copy(nb), target)
         written.append(target)
+    if SUPPORT.is_dir():
+        shutil.copytree(SUPPORT, out / SUPPORT.name, dirs_exist_ok=True,
+                        ignore=shutil.ignore_patterns("__pycache__"))
     return written
 
 
 def write_archive(copies: list[Path], archive: Path, folder: str = "student") -> Path:
-    """One zip of the copies, each under ``folder/`` (so unpacking makes one folder)."""
+    """One zip of the copies and the files they run, under ``folder/`` (unpacking makes one folder)."""
     archive.parent.mkdir(parents=True, exist_ok=True)
+    support = sorted({f for copy in copies for f in (copy.parent / SUPPORT.name).rglob("*") if f.is_file()})
     with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as z:
         for copy in copies:
             z.write(copy, f"{folder}/{copy.name}")
+        for f in support:
+            z.write(f, f"{folder}/{f.relative_to(copies[0].parent)}")
     return archive
 
 

@@ -33,7 +33,10 @@ def test_first_code_cell_is_the_setup_cell(path):
 
 def test_the_setup_cell_installs_from_the_repository_in_pyproject():
     install = [l.strip() for l in setup_cell.setup_source().splitlines() if "%pip" in l]
-    assert install == [f'%pip install -q "autograd_lens @ git+{REPOSITORY}"']
+    # The quizzes' jupyterquiz, at the pin of requirements.txt.
+    quiz = next(l.strip() for l in (ROOT / "requirements.txt").read_text().splitlines()
+                if l.startswith("jupyterquiz=="))
+    assert install == [f'%pip install -q "autograd_lens @ git+{REPOSITORY}" {quiz}']
 
 
 def test_writing_folds_import_cells_and_a_second_run_changes_nothing():
@@ -67,8 +70,14 @@ def _project_text_files():
             yield path
 
 
+def colab_base(repository: str) -> str:
+    """Colab's address for notebooks of the repository (``.../github/<owner>/<name>/``)."""
+    return "https://colab.research.google.com/github/" + repository.split("github.com/", 1)[1].rstrip("/") + "/"
+
+
 def test_every_copy_of_the_address_agrees_with_pyproject():
-    bases = tuple(URLS.values())
+    # The student copies' "open in Colab" links are derived from the repository address too.
+    bases = tuple(URLS.values()) + (colab_base(REPOSITORY),)
     wrong = sorted({f"{path.relative_to(ROOT)}: {url}"
                     for path in _project_text_files()
                     for url in URL.findall(path.read_text(errors="replace"))
