@@ -84,7 +84,9 @@ def _explorable(value: Any) -> bool:
     if isinstance(value, torch.nn.Module):
         return True
     module = type(value).__module__ or ""
-    return not module.startswith(("torch", "numpy", "builtins", "_")) and hasattr(value, "__dict__")
+    # The script's own classes live in "__main__": look into them; skip library and private modules.
+    library = module != "__main__" and module.startswith(("torch", "numpy", "builtins", "_"))
+    return not library and hasattr(value, "__dict__")
 
 
 def _walk_value(frame_index: int, path: str, value: Any, seen: set[int], depth: int,
