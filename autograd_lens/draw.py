@@ -27,7 +27,6 @@ from typing import Any, Callable, Mapping
 import graphviz
 import torch
 from torch.autograd.graph import Node
-from torchviz.dot import resize_graph
 
 from ._inputs import graph_roots, leaf_names
 from .graph import SavedSlot, children, node_name, node_slots, walk
@@ -136,6 +135,8 @@ def _render(root: Any, params: Mapping[str, torch.Tensor] | None, *, show_saved:
                          f"(max_nodes={max_nodes})", shape="note", fillcolor="lightyellow")
     if legend:
         _legend(dot, with_current=current is not None)
+    from torchviz.dot import resize_graph  # here: its 0.3 s import would slow every CLI run
+
     resize_graph(dot)
     return dot
 
