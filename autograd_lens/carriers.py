@@ -24,7 +24,7 @@ from typing import Any, Iterator
 
 import torch
 
-from .graph import children
+from .graph import breadth_first
 from .history import Call
 from .reads import (first_read, function_at, item_path, overlaps, reads_of_attribute,
                     source_tree, step_uses)
@@ -142,13 +142,7 @@ def _reaching(order: list[Any], kids: dict[Any, list[Any]], old: set[Any]) -> se
     for node in order:
         for child in kids.get(node, ()):
             parents.setdefault(child, []).append(node)
-    found, work = set(old), list(old)
-    while work:
-        for parent in parents.get(work.pop(), ()):
-            if parent not in found:
-                found.add(parent)
-                work.append(parent)
-    return found
+    return set(breadth_first(old, follow=lambda node: parents.get(node, ())))
 
 
 class _Reach:
@@ -162,18 +156,15 @@ class _Reach:
     def __call__(self, start: Any) -> bool:
         if start in self.known:
             return self.known[start]
-        seen, work, hit = {start}, [start], False
-        while work and not hit and self.budget > 0:
+
+        def stop(node: Any) -> bool:  # below a node of this graph the answer is known
             self.budget -= 1
-            for child in children(work.pop()):
-                if self.known.get(child):
-                    hit = True
-                    break
-                if child not in seen and child not in self.known:
-                    seen.add(child)
-                    work.append(child)
-        for node in seen:
-            self.known[node] = hit if hit else self.known.get(node, False)
+            return node in self.known or self.budget <= 0
+
+        reached = breadth_first([start], stop=stop)
+        hit = any(self.known.get(node, False) for node in reached)
+        for node in reached:
+            self.known.setdefault(node, hit)
         return hit
 
 

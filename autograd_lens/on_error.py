@@ -33,7 +33,7 @@ class diagnose_on_error(contextlib.ContextDecorator):
     itself; the report is kept only until the call returns). If the call then raises the
     freed-graph or the in-place error, the diagnosis is appended to the error's message, with the
     variables of your code that carry the old graph in (see
-    :func:`~autograd_lens.carriers.find_carriers`). Nothing else changes, and everything is
+    ``autograd_lens.carriers.find_carriers``). Nothing else changes, and everything is
     restored on exit. Use it as a context manager around a
     training step or as a decorator on the step function.
 
