@@ -149,6 +149,8 @@ def main(argv: list[str] | None = None) -> int:
             _bad_use(f"no script given; usage: {_USAGE}")
         _check_script(target[0])
     else:
+        # Finding the module imports its package: its __init__ must see what `python -m` gives it.
+        sys.argv = ["-m", *target]
         try:
             found = importlib.util.find_spec(options.module)
         except (ImportError, ValueError):

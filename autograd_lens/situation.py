@@ -21,6 +21,7 @@ from .errors import is_inplace_error
 from .graph import breadth_first, children, is_custom_function, node_name
 from .history import Call, alive_roots, as_tensors, old_nodes, sequence
 from .reads import source_tree
+from .suspects import is_state_name
 from .report import PATTERNS, Pattern
 
 
@@ -144,7 +145,10 @@ def _pattern_key(carriers: list[Carrier], order: list[Any], kids: dict[Any, list
         if top.origin == "list":
             return "accumulated_loss" if top.update == "accumulate" else "growing_buffer"
         if top.origin == "attribute":
-            return "module_state"
+            # An RNN's state kept on the model (out, self.h = self.rnn(x, self.h)) is hidden state;
+            # a running statistic or a memory updated with history is module state.
+            recurrent = top.update != "accumulate" and is_state_name(top.name)
+            return "hidden_state" if recurrent else "module_state"
         if top.kind == "carried" or top.update:  # read, then assigned again in the step
             return "accumulated_loss" if top.update == "accumulate" else "hidden_state"
         if top.outside_loop:

@@ -17,8 +17,9 @@ from torch.autograd.graph import Node
 from .graph import breadth_first
 from .report import PATTERNS, Pattern, Suspect
 
-_RECURRENT_NAMES = re.compile(r"^(h|c|hx|cx|h\d|c\d|hidden.*|state.*|.*_state|.*hidden|memory|mem)$",
-                              re.IGNORECASE)
+_STATE = r"h|c|hx|cx|h\d|c\d|hidden.*|state.*|.*_state|.*hidden"  # names of a recurrent state
+_RECURRENT_NAMES = re.compile(rf"^({_STATE}|memory|mem)$", re.IGNORECASE)
+_STATE_NAMES = re.compile(rf"^({_STATE})$", re.IGNORECASE)
 
 Item = tuple[str, torch.Tensor, str]
 """(name, tensor, origin): origin is "module" (an attribute or buffer), "list" (an item of a
@@ -69,14 +70,22 @@ def _tensors_named(name: str, value: Any, origin: str = "plain") -> list[Item]:
     return []
 
 
+def _base(name: str) -> str:
+    return name.split("[")[0].split(".")[-1]
+
+
+def is_state_name(name: str) -> bool:
+    """Whether ``name`` (``h``, ``self.hidden``, ``enc_state``) is what people call an RNN's state."""
+    return bool(_STATE_NAMES.match(_base(name)))
+
+
 def suspect_pattern(name: str, origin: str) -> Pattern:
     """The pattern a stale suspect points to: by where it lives, then by its name."""
     if origin == "module":
         return PATTERNS["module_state"]
     if origin == "list":
         return PATTERNS["accumulated_loss"]
-    base = name.split("[")[0].split(".")[-1]
-    return PATTERNS["hidden_state" if _RECURRENT_NAMES.match(base) else "outside_loop"]
+    return PATTERNS["hidden_state" if _RECURRENT_NAMES.match(_base(name)) else "outside_loop"]
 
 
 def _message(name: str, pattern: Pattern, reaches: bool) -> str:

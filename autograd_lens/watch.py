@@ -51,19 +51,20 @@ class Watch:
     def __init__(self) -> None:
         self.history = History()
         self.finding: Finding | None = None
-        self.error: BaseException | None = None
+        self.error: tuple[int, str] | None = None  # (id, message) of the explained error
         self._saved: list[tuple[Any, str, Any]] = []
 
     def failed(self, error: RuntimeError, roots: Any) -> None:
         """Explain ``error`` (raised by a backward from ``roots``); never raises."""
-        if self.finding is not None or not (is_freed_graph_error(error) or is_inplace_error(error)):
-            return
+        if self._explained(error) or not (is_freed_graph_error(error) or is_inplace_error(error)):
+            return  # (the same error, passing through an outer wrapper)
         frames = user_frames()
         try:
             self.finding = explain(error, roots, list(self.history.calls), frames)
-            self.error = error
+            # Not the error itself: its traceback holds the program's frames and their tensors.
+            self.error = (id(error), str(error))
         except Exception:  # noqa: BLE001 - explaining must never add an error of its own
-            self.finding = None
+            self.finding, self.error = None, None
         finally:
             del frames
 
@@ -99,11 +100,14 @@ class Watch:
             owner, name, original = self._saved.pop()
             setattr(owner, name, original)
 
+    def _explained(self, error: BaseException) -> bool:
+        return self.error == (id(error), str(error))
+
     def explains(self, error: BaseException | None) -> bool:
         """Whether ``error`` is (or was raised while handling, or from) the explained error."""
         seen = set()
         while error is not None and id(error) not in seen:
-            if error is self.error:
+            if self._explained(error):
                 return True
             seen.add(id(error))
             error = error.__cause__ or error.__context__

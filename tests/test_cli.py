@@ -67,6 +67,7 @@ def runs(tmp_path_factory):
         "driver": (("-c", DRIVER, json.dumps(IN_DRIVER), str(folder)), False),
         "hidden": (("--report", str(folder / "hidden.json"), "fail_05_hidden_state.py"), True),
         "module": (("-m", "demo_pkg.train", "one", "--two"), True),
+        "module plain": (("-m", "demo_pkg.train", "one", "--two"), False),
         "unrelated": (("unrelated_error.py",), True),
         "unrelated plain": (("unrelated_error.py",), False),
         "args": (("ok_arguments_files.py", "--steps", "3", "hi"), True),
@@ -111,6 +112,12 @@ def test_each_book_failure_names_the_notebooks_variable_and_line(runs, spec):
     assert f"  {name}  {script.name}:{line} in {first['function']}" in err
 
 
+def test_a_caught_error_keeps_nothing_alive_and_the_last_error_is_explained(runs):
+    result = runs["fail_05_after_a_caught_error.py"]
+    assert result["stdout"] == "smoke test released its tensors: True\n"
+    assert result["report"]["carriers"][0]["name"] == "h"
+
+
 def test_a_compiled_region_is_said_to_be_hidden(runs):
     report = runs["fail_05_compiled_cell.py"]["report"]
     assert report["hidden"] and all("Compiled" in name for name in report["hidden"])
@@ -134,8 +141,11 @@ def test_the_real_command_prints_the_traceback_then_the_carriers(runs):
 def test_a_module_run_with_dash_m_gets_its_arguments_and_the_diagnosis(runs):
     code, out, err = runs["module"]
     assert code == 1
-    assert out == "args: ['one', '--two'] name: __main__\n"
-    assert "  state  train.py:11 in <module>" in err
+    # What the package and the module see is what `python -m` shows them.
+    assert out == "package saw: ['-m', 'one', '--two'] args: ['one', '--two'] name: __main__\n"
+    assert out == runs["module plain"][1]
+    name, line = expected(SCRIPTS / "demo_pkg" / "train.py")
+    assert f"  {name}  train.py:{line} in <module>" in err
     assert err.rstrip().endswith("05_rnn_hidden_state.html")
 
 

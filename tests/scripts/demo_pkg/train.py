@@ -3,7 +3,9 @@ import sys
 
 import torch
 
-print("args:", sys.argv[1:], "name:", __name__)
+from demo_pkg import ARGV_AT_IMPORT
+
+print("package saw:", ARGV_AT_IMPORT, "args:", sys.argv[1:], "name:", __name__)
 torch.manual_seed(0)
 cell = torch.nn.RNNCell(2, 4)
 state = torch.zeros(1, 4)
