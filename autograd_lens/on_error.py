@@ -15,7 +15,7 @@ from typing import Any, Callable
 import torch
 
 from .diagnose import diagnose
-from .errors import is_freed_graph_error, is_inplace_error
+from .errors import error_kind
 from .graph import breadth_first
 from .history import History, make_call
 from .situation import explain
@@ -78,7 +78,7 @@ class diagnose_on_error(contextlib.ContextDecorator):
                 try:
                     result = original(*args, **kwargs)
                 except RuntimeError as error:
-                    if report is not None and (is_freed_graph_error(error) or is_inplace_error(error)):
+                    if report is not None and error_kind(error) is not None:
                         # Quotes, not backticks, in an error message (tracebacks are often
                         # rendered by tools that treat backticks as markup).
                         text = guard._with_carriers(str(report), error, root, report)

@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 import torch
 
-from .errors import is_freed_graph_error, is_inplace_error
+from .errors import error_kind
 from .history import LIBRARY_DIRS, History, make_call, user_frame
 from .situation import Finding, explain
 
@@ -56,7 +56,7 @@ class Watch:
 
     def failed(self, error: RuntimeError, roots: Any) -> None:
         """Explain ``error`` (raised by a backward from ``roots``); never raises."""
-        if self._explained(error) or not (is_freed_graph_error(error) or is_inplace_error(error)):
+        if self._explained(error) or error_kind(error) is None:
             return  # (the same error, passing through an outer wrapper)
         frames = user_frames()
         try:
