@@ -1,13 +1,17 @@
 """Recognising the freed-graph error in every wording PyTorch has used.
 
-The error has changed its words over the years (see the book's chapter on versions):
+The error has changed its words over the years. Each older wording below is quoted from a dated
+public record (the book's chapter on versions lists the same ones); a record's date shows only
+that the wording was in use by then, not which release introduced or dropped it:
 
-* 0.1: ``Trying to backward through the graph second time, but the buffers have already been freed.``
-* 0.2 to about 1.4: ``Trying to backward through the graph a second time, but the buffers have already
-  been freed. Specify retain_graph=True ...``
-* about 1.5 to 1.8: ``... but the saved intermediate results have already been freed ...``
-* about 1.9 on: ``Trying to backward through the graph a second time (or directly access saved tensors
-  after they have already been freed). ...``
+* ``Trying to backward through the graph second time, but the buffers have already been freed.
+  Please specify retain_variables=True ...``: quoted in pytorch/pytorch issue 1288 (April 2017).
+* ``Trying to backward through the graph a second time, but the buffers have already been freed.
+  Specify retain_graph=True ...``: quoted in KupynOrest/DeblurGAN pull request 91 (July 2018).
+* ``... but the saved intermediate results have already been freed ...``: quoted in
+  3d-hand-shape/hand-graph-cnn issue 55 (November 2022).
+* ``Trying to backward through the graph a second time (or directly access saved tensors after
+  they have already been freed). ...``: raised by PyTorch 2.13, the version the book runs.
 
 They share one stable core, matched by :data:`FREED_GRAPH_PATTERN`.
 """
@@ -20,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 FREED_GRAPH_PATTERN = re.compile(r"backward through the graph (a )?second time")
-"""Matches every wording of the freed-graph error, from PyTorch 0.1 to today."""
+"""Matches every wording of the freed-graph error listed above, the oldest record to today's."""
 
 INPLACE_PATTERN = re.compile(r"modified by an inplace operation")
 """Matches the in-place modification error, the freed-graph error's frequent look-alike."""
