@@ -19,6 +19,9 @@ and directive blocks other than ``{glossary}`` are skipped: they hold code, pict
 listings, not statements. The exemptions, each with its reason, are ``EXEMPT_SECTIONS`` (whole
 sections about the book's own tooling or sources, not about PyTorch) and ``EXEMPT_ITEMS`` (single
 items, matched by their opening words); keep both short.
+
+Quiz feedback is held to the same rule: every answer's feedback in a notebook's quiz must link
+(``href="#anchor"``) a section of that notebook, by its label or its heading, that proves it.
 """
 
 from __future__ import annotations
@@ -307,3 +310,140 @@ def test_the_check_catches_a_missing_or_unproved_link():
     assert problems_of(Item("x", "x", "", "- see {ref}`text <bare>`"), unproved)
     proved = {"good": Section("x", True)}
     assert not problems_of(Item("x", "x", "", "- see {ref}`text <good>`"), proved)
+
+
+# ----- quiz feedback: a statement too, one link away from its proof -----
+
+QUIZ_LINK = re.compile(r'href="#([A-Za-z0-9_-]+)"')
+
+
+@dataclass
+class Feedback:
+    page: str       # the notebook the quiz is in
+    answer: str
+    text: str
+
+
+def quiz_feedbacks(path: Path, page: str | None = None) -> list[Feedback]:
+    """The feedback of every answer of the notebook's quiz cells (the ``display_quiz([...])`` list,
+    read with the Python parser, not executed)."""
+    page = page or str(path.relative_to(ROOT))
+    found = []
+    for cell in nbformat.read(path, as_version=4).cells:
+        if cell.cell_type != "code" or "quiz" not in cell.metadata.get("tags", []):
+            continue
+        tree = ast.parse("\n".join(l for l in cell.source.splitlines() if not l.lstrip().startswith("%")))
+        calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)
+                 and getattr(n.func, "id", getattr(n.func, "attr", "")) == "display_quiz"]
+        for call in calls:
+            for question in ast.literal_eval(call.args[0]):
+                for answer in question.get("answers", []):
+                    found.append(Feedback(page, answer.get("answer", ""), answer.get("feedback", "")))
+    return found
+
+
+def anchor_of(label: str) -> str:
+    """The HTML id the book gives a MyST label: docutils drops the leading digits and hyphens."""
+    return re.sub(r"^[^A-Za-z]+", "", label)
+
+
+def heading_sections() -> dict[str, Section]:
+    """Every notebook's headings as sections too, keyed ``page#anchor`` (the id the book gives the
+    heading: its text without Markdown marks, through docutils' ``make_id``); a quiz may link a
+    heading instead of a label."""
+    from docutils.nodes import make_id
+
+    sections: dict[str, Section] = {}
+    for path in NOTEBOOKS:
+        page = str(path.relative_to(ROOT))
+        cells = _cells(path)
+        helpers = asserting_helpers([c[1] for c in cells if c[0] == "code"])
+        open_headings: list[list] = []      # [key, level, proves]
+        for kind, source, tags, executed in cells:
+            if kind == "markdown":
+                for line, _ in _markdown_lines(source):
+                    heading = HEADING.match(line)
+                    if not heading:
+                        continue
+                    level = len(heading.group(1))
+                    for entry in open_headings:
+                        if entry[1] >= level:
+                            sections[entry[0]] = Section(page, entry[2])
+                    open_headings = [e for e in open_headings if e[1] < level]
+                    title = re.sub(r"[`*]", "", heading.group(2))
+                    open_headings.append([f"{page}#{make_id(title)}", level, False])
+            elif _proves(kind, source, tags, executed, helpers):
+                for entry in open_headings:
+                    entry[2] = True
+        for entry in open_headings:
+            sections[entry[0]] = Section(page, entry[2])
+    return sections
+
+
+HEADING_SECTIONS = heading_sections()
+
+
+def feedback_problems(feedback: Feedback, sections: dict[str, Section],
+                      headings: dict[str, Section] | None = None) -> list[str]:
+    """What keeps a feedback from proving itself: no link, a link to no label (or heading) of its
+    own notebook, or a link to a section with no executed assert and no raises-exception cell."""
+    headings = HEADING_SECTIONS if headings is None else headings
+    anchors = QUIZ_LINK.findall(feedback.text)
+    if not anchors:
+        return ["no link to the section of this notebook that proves it"]
+    problems = []
+    for anchor in anchors:
+        labels = [l for l, s in sections.items() if s.source == feedback.page and anchor_of(l) == anchor]
+        if not labels and f"{feedback.page}#{anchor}" in headings:
+            sections = {**sections, f"{feedback.page}#{anchor}": headings[f"{feedback.page}#{anchor}"]}
+            labels = [f"{feedback.page}#{anchor}"]
+        if not labels:
+            problems.append(f"#{anchor}: no label of {feedback.page} makes this anchor")
+        elif not any(sections[l].proves for l in labels):
+            problems.append(f"#{anchor} ({labels[0]}): the section has no executed assert and no cell "
+                            "tagged raises-exception")
+    return problems
+
+
+FEEDBACKS = [f for path in NOTEBOOKS for f in quiz_feedbacks(path)]
+
+
+@pytest.mark.parametrize("feedback", FEEDBACKS, ids=[f"{f.page}:{f.answer[:40]}" for f in FEEDBACKS])
+def test_quiz_feedback_links_to_its_proof(feedback):
+    problems = feedback_problems(feedback, SECTIONS)
+    assert not problems, f"{feedback.page}, answer {feedback.answer[:60]!r}: " + "; ".join(problems)
+
+
+def test_every_scenario_quiz_feedback_is_found():
+    """Guard against a parser that finds nothing: every scenario has a quiz with feedback."""
+    pages = {f.page for f in FEEDBACKS}
+    scenarios = sorted((ROOT / "notebooks").glob("*.ipynb"))
+    assert pages >= {str(p.relative_to(ROOT)) for p in scenarios}
+    assert len(FEEDBACKS) >= 2 * len(scenarios)
+
+
+def test_the_quiz_check_catches_a_feedback_without_proof(tmp_path):
+    """A deliberately broken copy of a real notebook: one feedback loses its link, another links to
+    a section that proves nothing, a third to a label that does not exist. Each is caught."""
+    source = ROOT / "notebooks" / "06_accumulating_loss.ipynb"
+    page = str(source.relative_to(ROOT))
+    nb = nbformat.read(source, as_version=4)
+    quiz = next(c for c in nb.cells if "quiz" in c.metadata.get("tags", []))
+    links = QUIZ_LINK.findall(quiz.source)
+    assert links, "the notebook's quiz links its proof"
+    broken = QUIZ_LINK.sub('href="https://example.org/"', quiz.source, count=1)
+    broken = broken.replace(f'href="#{links[1]}"', 'href="#no-such-section-here"', 1)
+    quiz.source = broken
+    copy = tmp_path / source.name
+    nbformat.write(nb, copy)
+    problems = [feedback_problems(f, SECTIONS) for f in quiz_feedbacks(copy, page)]
+    assert any("no link" in p for ps in problems for p in ps)
+    assert any("no label" in p for ps in problems for p in ps)
+    unproved = {"06-total-fails-on-step-2": Section(page, False)}
+    assert feedback_problems(Feedback(page, "a", 'see <a href="#total-fails-on-step-2">x</a>'), unproved, {})
+    assert feedback_problems(Feedback(page, "a", 'see <a href="#why">x</a>'), {},
+                             {f"{page}#why": Section(page, False)})
+    assert not feedback_problems(Feedback(page, "a", 'see <a href="#why">x</a>'), {},
+                                 {f"{page}#why": Section(page, True)})
+    # and the untouched notebook has none
+    assert not any(feedback_problems(f, SECTIONS) for f in quiz_feedbacks(source))
