@@ -146,8 +146,8 @@ def _draw_card(app: Sphinx, exception) -> None:
     fig = plt.figure(figsize=(width / 100, height / 100), dpi=100)
     fig.patch.set_facecolor("#1f2a44")
     fig.text(0.06, 0.80, app.config.ogp_site_name, color="#9fb3d9", fontsize=26, ha="left", va="top")
-    fig.text(0.06, 0.60, "RuntimeError: Trying to backward through\nthe graph a second time",
-             color="white", fontsize=40, fontweight="bold", ha="left", va="top", family="monospace",
+    fig.text(0.06, 0.62, "RuntimeError: Trying to backward\nthrough the graph a second time",
+             color="white", fontsize=36, fontweight="bold", ha="left", va="top", family="monospace",
              linespacing=1.3)
     fig.text(0.06, 0.17, title.split(": ", 1)[-1][0].upper() + title.split(": ", 1)[-1][1:],
              color="#ffd479", fontsize=26, ha="left", va="bottom")
