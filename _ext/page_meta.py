@@ -34,6 +34,7 @@ logger = logging.getLogger(__name__)
 HERE = Path(__file__).resolve().parent
 DATA = HERE / "pages.yml"
 LIMIT = 160
+GENERATED = {"search", "genindex", "py-modindex"}  # Sphinx's pages with no source of their own
 CARD = "_static/card.png"
 CARD_SIZE = (1200, 630)  # pixels: the size link previews show large
 
@@ -120,8 +121,9 @@ def _check(app: Sphinx, env) -> None:
 
 def _page_context(app: Sphinx, pagename: str, templatename: str, context: dict, doctree) -> None:
     """The page's title and description, before sphinxext-opengraph writes its tags."""
-    if pagename == app.config.notfound_pagename:
-        # not a page to list in search results (sphinx-notfound-page's context has no metatags)
+    if pagename in GENERATED or pagename == app.config.notfound_pagename:
+        # Not pages to list in search results (nor in the sitemap: see _config.yml). The 404 page's
+        # context, from sphinx-notfound-page, has no metatags yet.
         context["metatags"] = context.get("metatags", "") + '\n<meta name="robots" content="noindex" />\n'
     entry = app.config.page_meta_pages.get(pagename)
     if entry is None or doctree is None:
