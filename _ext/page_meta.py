@@ -14,8 +14,11 @@ The published address is ``Documentation`` in ``pyproject.toml``'s ``[project.ur
 which must work from any missing address), plus the 404 page's text with its three ways back.
 
 The descriptions reach the page the way sphinxext-opengraph documents for per-page overrides (the
-page's metadata, ``og:description``), plus a ``<meta name="description">``; the card picture is the
-book's card, drawn here once per build from the landing page's title.
+page's metadata, ``og:description``), plus a ``<meta name="description">``. The card's picture is
+the book's card on every page, drawn here once per build: the graph drawings in the notebooks are
+SVG, which link previews (GitHub, Slack, Discord, X) do not show and which sphinxext-opengraph's own
+first-image option skips for that reason; and its generated per-page cards cost a Matplotlib
+figure per page on every build.
 """
 
 from __future__ import annotations
