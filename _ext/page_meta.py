@@ -16,9 +16,9 @@ which must work from any missing address), plus the 404 page's text with its thr
 The descriptions reach the page the way sphinxext-opengraph documents for per-page overrides (the
 page's metadata, ``og:description``), plus a ``<meta name="description">``. The card's picture is
 the book's card on every page, drawn here once per build: the graph drawings in the notebooks are
-SVG, which link previews (GitHub, Slack, Discord, X) do not show and which sphinxext-opengraph's own
-first-image option skips for that reason; and its generated per-page cards cost a Matplotlib
-figure per page on every build.
+SVG, which link previews (GitHub, Slack, Discord, X) do not show, and which sphinxext-opengraph's
+own first-image option skips (its list of image types has no SVG); its generated per-page cards
+would cost a Matplotlib figure per page on every build.
 """
 
 from __future__ import annotations
@@ -165,7 +165,7 @@ def _draw_card(app: Sphinx, exception) -> None:
 def setup(app: Sphinx) -> dict:
     app.add_config_value("page_meta_pages", {}, "html", types=frozenset({dict}))
     app.connect("config-inited", _configure, priority=100)  # before the extensions validate them
-    app.connect("env-check-consistency", _check)
+    app.connect("env-updated", _check)  # every build, whether or not a page was read again
     app.connect("html-page-context", _page_context, priority=450)  # before sphinxext-opengraph (500)
     app.connect("build-finished", _draw_card)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
