@@ -3,13 +3,19 @@
 Run after `make book` (`make test` and `make test-site` do). The browser is Debian's (or the
 system's) Chromium driven by the `playwright` package; no browser is ever downloaded. Without a
 Chromium the browser tests are skipped with a note saying how to install one, except in CI
-(CI=true), where they fail instead.
+(CI=true), where they fail instead. BOOK_SITE=/path/to/html checks another copy of a built site
+(for instance one with a fault put in on purpose).
 
-Every page must load with no uncaught error, no console error and no request to another host (the
-site, MathJax included, is served from itself), and its formulas must be typeset. The site is
-served on the loopback and both the browser and LinkChecker read it over HTTP, so the checks work
-for any user wherever the clone is (LinkChecker run as root drops to `nobody`, who cannot read a
-private directory).
+Every page must load with no uncaught error, no console error, no failed request and no request to
+another host (the site, MathJax included, is served from itself), and its formulas must be typeset.
+Every page a search engine may index has one description, a link-preview card and its canonical
+address, and is in the sitemap; a wrong address gets the book's 404 page. The site is served on
+the loopback as its host serves it (under the published path, with 404.html for a missing page),
+and both the browser and LinkChecker read it over HTTP, so the checks work for any user wherever
+the clone is (LinkChecker run as root drops to `nobody`, who cannot read a private directory).
+
+One browser run visits every page once, each in a tab of its own, three tabs at a time; the tests
+below read what it found.
 """
 
 from __future__ import annotations
@@ -20,24 +26,41 @@ import functools
 import os
 import re
 import shutil
+import struct
 import subprocess
 import sys
+import tempfile
 import threading
+import xml.etree.ElementTree as ElementTree
+from http import HTTPStatus
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from html.parser import HTMLParser
 from pathlib import Path
-from urllib.parse import unquote, urlsplit
+from urllib.parse import unquote, urljoin, urlsplit
 
 import pytest
+import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
-SITE = ROOT / "_build" / "html"
+SITE = Path(os.environ.get("BOOK_SITE") or ROOT / "_build" / "html").resolve()
 IN_CI = os.environ.get("CI", "").lower() == "true"
+
+sys.path.insert(0, str(ROOT / "_ext"))
+sys.path.insert(0, str(ROOT / "scripts"))
+from nbtools import toc_files  # noqa: E402
+from page_meta import LIMIT, published_url  # noqa: E402
+
+PUBLISHED = published_url(ROOT)          # https://<host>/<path>/, from pyproject.toml
+PREFIX = urlsplit(PUBLISHED).path        # /<path>/: where the host serves the site
 
 CHROMIUM_NAMES = ["chromium", "chromium-browser", "google-chrome", "google-chrome-stable"]
 # Flags that keep Chromium from reaching the network on its own (updates, sync, field trials).
 LAUNCH_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                "--disable-component-update", "--disable-sync", "--no-first-run"]
+# Bounds, not waits: each ends as soon as the thing waited for happens. Generous, so that a busy
+# machine (two cores shared with other work) is slow but never red.
+NAVIGATION_TIMEOUT_MS = 90_000
+ACTION_TIMEOUT_MS = 30_000
 
 # No console error is allowed. The three that a stock Jupyter Book 1 page logs have their causes
 # removed in the build: the doubled thebe script (_ext/inline_scripts_once.py), "Got invalid theme
@@ -61,7 +84,7 @@ def find_chromium() -> str | None:
 
 def pages() -> list[str]:
     """Every HTML page of the built site, as a path relative to the site root."""
-    skip = ("_static/", "_sources/", "_images/")
+    skip = ("_static/", "_sources/", "_images/", "student/")
     return sorted(p.relative_to(SITE).as_posix() for p in SITE.rglob("*.html")
                   if not p.relative_to(SITE).as_posix().startswith(skip)
                   and not _is_redirect(p))
@@ -70,6 +93,12 @@ def pages() -> list[str]:
 def _is_redirect(path: Path) -> bool:
     """index.html only sends the reader on to the landing page (a meta refresh)."""
     return 'http-equiv="Refresh"' in path.read_text(errors="replace")[:2000]
+
+
+def book_pages() -> list[str]:
+    """The pages of the table of contents (_toc.yml), as paths relative to the site root."""
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    return sorted(f"{doc}.html" for doc in [toc["root"], *toc_files(toc)])
 
 
 @pytest.fixture(scope="module")
@@ -83,23 +112,53 @@ def site() -> Path:
 
 
 @contextlib.contextmanager
-def serve(directory: Path):
-    """Serve `directory` on a free port of 127.0.0.1 from this process; yields the base URL."""
+def serve(directory: Path, prefix: str = "/"):
+    """Serve `directory` at `prefix` on a free port of 127.0.0.1 from this process, as the site's
+    host does: anything else, and any missing file, answers 404 with the site's 404.html (when
+    there is one). Yields the base URL (with the prefix, without its last slash)."""
+    not_found = directory / "404.html"
 
-    class Quiet(SimpleHTTPRequestHandler):
+    class Host(SimpleHTTPRequestHandler):
         def log_message(self, *args):
             pass
 
         def end_headers(self):
             # Like a real host: the theme's scripts and styles are fetched once, not per page.
             self.send_header("Cache-Control", "max-age=600")
+            # LinkChecker's documented sign that a server takes its requests at full speed: without
+            # it, it waits 0.1 to 0.6 s before each request to one host (a minute for this site).
+            self.send_header("LinkChecker", "not rate-limited")
             super().end_headers()
 
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(directory)))
+        def translate_path(self, path):
+            path = urlsplit(path).path
+            if not path.startswith(prefix):
+                return str(directory / "__outside_the_published_path__")  # no such file: a 404
+            return super().translate_path("/" + path[len(prefix):])
+
+        def send_error(self, code, message=None, explain=None):
+            if code != HTTPStatus.NOT_FOUND or not not_found.is_file():
+                return super().send_error(code, message, explain)
+            body = not_found.read_bytes()
+            self.send_response(code)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(body)
+
+    class Server(ThreadingHTTPServer):
+        def handle_error(self, request, client_address):
+            # A reader (the browser closing a tab) may hang up mid-answer: that is not the site's
+            # fault, and the browser side reports what it did not get.
+            if not isinstance(sys.exc_info()[1], ConnectionError):
+                super().handle_error(request, client_address)
+
+    httpd = Server(("127.0.0.1", 0), functools.partial(Host, directory=str(directory)))
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}"
+        yield f"http://127.0.0.1:{httpd.server_address[1]}{prefix.rstrip('/')}"
     finally:
         httpd.shutdown()
         httpd.server_close()
@@ -107,8 +166,12 @@ def serve(directory: Path):
 
 @pytest.fixture(scope="module")
 def server(site):
-    with serve(site) as base:
+    with serve(site, PREFIX) as base:
         yield base
+
+
+# LinkChecker's configuration: no rate limit for a server that allows it (ours, by its header).
+LINKCHECKER_RC = "[checking]\nmaxrequestspersecond=1000\n"
 
 
 def start_linkchecker(base: str) -> subprocess.Popen:
@@ -118,16 +181,34 @@ def start_linkchecker(base: str) -> subprocess.Popen:
     `nobody`, who cannot read files in a private directory (a 0700 temporary directory, root's home),
     while this process, which serves them, can.
     """
-    only_this_server = "^https?://(?!" + re.escape(base.split("://", 1)[1]) + "/)"
-    command = [str(Path(sys.executable).parent / "linkchecker"), "--no-status", "--no-warnings",
+    host = urlsplit(base).netloc
+    only_this_server = "^https?://(?!" + re.escape(host) + "/)"
+    # A file of our own, read before LinkChecker drops its privileges, removed when it ends.
+    rc = tempfile.NamedTemporaryFile("w", suffix=".rc", prefix="linkcheckerrc-", delete=False)
+    rc.write(LINKCHECKER_RC)
+    rc.close()
+    command = [str(Path(sys.executable).parent / "linkchecker"), f"--config={rc.name}",
+               "--no-status", "--no-warnings",
                "--recursion-level=-1", f"--ignore-url={only_this_server}", "--ignore-url=^mailto:",
                f"{base}/index.html"]
-    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process.rc_file = rc.name
+    return process
 
 
-def linkchecker_result(process: subprocess.Popen, timeout: float = 180) -> tuple[int, int, str]:
+def _end_linkchecker(process: subprocess.Popen) -> None:
+    if process.poll() is None:
+        process.kill()
+        process.communicate()
+    Path(process.rc_file).unlink(missing_ok=True)
+
+
+def linkchecker_result(process: subprocess.Popen, timeout: float = 300) -> tuple[int, int, str]:
     """(exit code, URLs checked, output) of a LinkChecker run."""
-    out, err = process.communicate(timeout=timeout)
+    try:
+        out, err = process.communicate(timeout=timeout)
+    finally:
+        _end_linkchecker(process)
     found = re.search(r"(\d+) links? in (\d+) URLs? checked", out)
     return process.returncode, int(found.group(2)) if found else 0, out[-4000:] + err[-2000:]
 
@@ -137,9 +218,7 @@ def linkchecker(server):
     """LinkChecker over the served site, started at once so that it runs beside the browser test."""
     process = start_linkchecker(server)
     yield process
-    if process.poll() is None:
-        process.kill()
-        process.communicate()
+    _end_linkchecker(process)
 
 
 def _chromium_or_skip() -> str:
@@ -156,6 +235,12 @@ def _chromium_or_skip() -> str:
 
 def _is_local(url: str, base: str) -> bool:
     return url.startswith(base) or url.startswith("data:") or url.startswith("blob:") or url == "about:blank"
+
+
+def _other_hosts(base: str) -> re.Pattern:
+    """Every URL that _is_local rejects, as one pattern: Playwright matches it in the browser's
+    driver, so only requests to other hosts are stopped and handed to this process."""
+    return re.compile("^(?!" + re.escape(base) + "|data:|blob:|about:blank$)")
 
 
 # What every page is checked for, in the page itself: images that do not decode, Graphviz objects
@@ -233,99 +318,288 @@ PHONE = {"width": 390, "height": 844}
 DESKTOP = {"width": 1280, "height": 900}
 TABS = 3  # pages checked at once: loading overlaps with checking, on two cores too
 
+# The scenario pages, each with a quiz and a link to its student copy; the workshop guide links them all.
+SCENARIO_PAGES = sorted(f"notebooks/{p.stem}.html" for p in (ROOT / "notebooks").glob("*.ipynb"))
+WORKSHOP_PAGE = "chapters/workshop.html"
 
-async def _visit_all(executable: str, base: str, paths: list[str]) -> tuple[list[str], dict[str, int]]:
-    """Problems found on the pages, and how many formulas each page has typeset."""
+# Clicks each answer of the page's quiz in turn, and reports what the feedback says and links to.
+QUIZ_JS = """
+() => {
+  const quizzes = Array.from(document.querySelectorAll(".MultipleChoiceQn"));
+  if (quizzes.length !== 1) return {error: quizzes.length + " quizzes on the page"};
+  const buttons = Array.from(document.querySelectorAll(".MCButton"));
+  if (buttons.length < 2) return {error: buttons.length + " answers to choose from"};
+  const seen = [];
+  for (const button of buttons) {
+    button.click();  // jupyterquiz writes the feedback in the click handler itself
+    const fb = document.querySelector(".Feedback");
+    const link = fb && fb.querySelector("a[href^='#']");
+    seen.push({text: fb ? fb.textContent : "", correct: !!(fb && fb.classList.contains("correct")),
+               target: link ? link.getAttribute("href").slice(1) : null,
+               found: !!(link && document.getElementById(link.getAttribute("href").slice(1)))});
+  }
+  return {answers: seen};
+}
+"""
+
+
+# What a search result and a link preview read from a page's head.
+META_JS = """
+() => ({
+  title: document.title,
+  descriptions: Array.from(document.querySelectorAll('meta[name="description"]')).map(m => m.content),
+  robots: Array.from(document.querySelectorAll('meta[name="robots"]')).map(m => m.content).join(","),
+  canonical: Array.from(document.querySelectorAll('link[rel="canonical"]')).map(l => l.getAttribute("href")),
+  og: Object.fromEntries(Array.from(document.querySelectorAll('meta[property^="og:"]'))
+        .map(m => [m.getAttribute("property"), m.content])),
+  twitter: Array.from(document.querySelectorAll('meta[name="twitter:card"]')).map(m => m.content),
+})
+"""
+# The ways back into the book that the 404 page offers: its links and its search form.
+NOT_FOUND_JS = """
+() => ({
+  title: document.title,
+  links: Array.from(document.querySelectorAll("main a[href], article a[href]")).map(a => a.href),
+  search: Array.from(document.querySelectorAll("main form, article form")).map(f => f.action),
+})
+"""
+NOT_FOUND_PATH = "notebooks/no-such-folder/no-such-page.html"  # two levels deep: relative links would break
+
+
+class Visit:
+    """One page in one tab of its own: what it is, and whether the test has left it.
+
+    Requests are the tab's own, so each is charged to the right page. Once the checks of a page
+    are done the test closes its tab, and the browser cancels whatever that tab still had in flight
+    (typically the favicon, which Chromium fetches only after the load event): such a request fails
+    with net::ERR_ABORTED, was abandoned by the test, not by the site, and is fetched again at the
+    end to prove that the site serves it. Any other failed request, a request aborted while the test
+    is still on the page, and every HTTP error status are failures.
+    """
+
+    def __init__(self, path: str, expect_status: int = 200):
+        self.path = path
+        self.expect_status = expect_status
+        self.left = False
+
+
+async def _browse(executable: str, base: str, paths: list[str]) -> dict:
+    """Visit every page once; return what was found (see the tests below)."""
     from playwright.async_api import async_playwright
 
-    problems: list[str] = []
-    typeset: dict[str, int] = {}
-    queue: asyncio.Queue[str] = asyncio.Queue()
+    found = {"problems": [], "typeset": {}, "meta": {}, "quiz": [], "hrefs": {}, "bodies": {},
+             "not_found": None, "abandoned": set()}
+    problems = found["problems"]
+    queue: asyncio.Queue[Visit] = asyncio.Queue()
     for path in paths:
-        queue.put_nowait(path)
+        queue.put_nowait(Visit(path))
+    queue.put_nowait(Visit(NOT_FOUND_PATH, expect_status=404))
 
-    async def watch(page, current: dict[str, str]):
-        """Record every uncaught error, console error and request to another host of `page`."""
+    async def open_tab(context, visit: Visit):
+        page = await context.new_page()
 
-        async def route(r):
-            if _is_local(r.request.url, base):
-                await r.continue_()
-            else:
-                problems.append(f"{current['path']}: request to another host: {r.request.url[:200]}")
-                await r.abort()
+        async def block(route):
+            problems.append(f"{visit.path}: request to another host: {route.request.url[:200]}")
+            await route.abort()
 
         def on_console(msg):
-            if msg.type == "error":
-                problems.append(f"{current['path']}: console error: {msg.text[:200]}")
-
-        page.on("console", on_console)
-        page.on("pageerror", lambda err: problems.append(f"{current['path']}: uncaught error: {str(err)[:200]}"))
-        await page.route("**/*", route)
-
-    async def worker(context):
-        page = await context.new_page()
-        current = {"path": ""}
-        await watch(page, current)
+            # The one error a 404 page must log: the browser's note that its address answered 404.
+            expected = (visit.expect_status == 404 and msg.location.get("url") == page.url
+                        and msg.text.endswith("status of 404 (Not Found)"))
+            if msg.type == "error" and not expected:
+                problems.append(f"{visit.path}: console error: {msg.text[:200]}")
 
         def on_failed(request):
-            if _is_local(request.url, base):
-                problems.append(f"{current['path']}: request failed: {request.url} ({request.failure})")
+            if not _is_local(request.url, base):
+                return  # blocked above, and reported there
+            if visit.left and request.failure == "net::ERR_ABORTED":
+                found["abandoned"].add(request.url)
+            else:
+                problems.append(f"{visit.path}: request failed: {request.url} ({request.failure})")
 
         def on_response(response):
-            if _is_local(response.url, base) and response.status >= 400:
-                problems.append(f"{current['path']}: HTTP {response.status}: {response.url}")
+            expected = response.request.is_navigation_request() and response.status == visit.expect_status
+            if _is_local(response.url, base) and response.status >= 400 and not expected:
+                problems.append(f"{visit.path}: HTTP {response.status}: {response.url}")
 
+        page.on("console", on_console)
+        page.on("pageerror", lambda err: problems.append(f"{visit.path}: uncaught error: {str(err)[:200]}"))
         page.on("requestfailed", on_failed)
         page.on("response", on_response)
+        await page.route(_other_hosts(base), block)
+        return page
+
+    async def check_page(page, path: str):
+        for problem in await page.evaluate(CHECK_PAGE_JS):
+            if problem.startswith("svg-link "):
+                target = urlsplit(problem.split(" ", 1)[1]).path
+                if not (SITE / target.removeprefix(PREFIX)).is_file():
+                    problems.append(f"{path}: a link inside a graph leads nowhere: {target}")
+            else:
+                problems.append(f"{path}: {problem}")
+        math = await page.evaluate(MATH_JS)
+        found["typeset"][path] = math["typeset"]
+        problems.extend(f"{path}: {p}" for p in math["problems"])
+        found["meta"][path] = await page.evaluate(META_JS)
+        if path in SCENARIO_PAGES or path == WORKSHOP_PAGE:
+            await quiz_and_links(page, path)
+        await page.set_viewport_size(PHONE)
+        problems.extend(f"{path} (phone, dark): {p}" for p in await page.evaluate(PHONE_DARK_JS))
+
+    async def quiz_and_links(page, path: str):
+        found["hrefs"][path] = await page.evaluate(
+            "() => Array.from(document.querySelectorAll('a[href*=\"student/\"], a[href*=\"colab.research\"]'))"
+            ".map(a => a.href)")
+        if path == WORKSHOP_PAGE:
+            return
+        await page.wait_for_selector(".MCButton")
+        result = await page.evaluate(QUIZ_JS)
+        if "error" in result:
+            found["quiz"].append(f"{path}: {result['error']}")
+            return
+        answers = result["answers"]
+        if sum(a["correct"] for a in answers) != 1:
+            found["quiz"].append(f"{path}: {sum(a['correct'] for a in answers)} answers marked correct")
+        for a in answers:
+            if len(a["text"].strip()) < 20 or not a["found"]:
+                found["quiz"].append(f"{path}: feedback {a['text'][:60]!r} does not link to a cell of "
+                                     f"the page (#{a['target']})")
+
+    async def worker(context):
         while not queue.empty():
-            path = queue.get_nowait()
-            current["path"] = path
-            await page.set_viewport_size(DESKTOP)
-            response = await page.goto(f"{base}/{path}", wait_until="load")
-            if response is None or not response.ok:
-                problems.append(f"{path}: does not load ({response.status if response else 'no response'})")
-                continue
-            for problem in await page.evaluate(CHECK_PAGE_JS):
-                if problem.startswith("svg-link "):
-                    target = urlsplit(problem.split(" ", 1)[1]).path.lstrip("/")
-                    if not (SITE / target).is_file():
-                        problems.append(f"{path}: a link inside a graph leads nowhere: {target}")
+            visit = queue.get_nowait()
+            page = await open_tab(context, visit)
+            try:
+                response = await page.goto(f"{base}/{visit.path}", wait_until="load")
+                status = response.status if response else None
+                if status != visit.expect_status:
+                    problems.append(f"{visit.path}: does not load (HTTP {status})")
+                elif visit.expect_status == 404:
+                    found["not_found"] = await page.evaluate(NOT_FOUND_JS)
                 else:
-                    problems.append(f"{path}: {problem}")
-            math = await page.evaluate(MATH_JS)
-            typeset[path] = math["typeset"]
-            problems.extend(f"{path}: {p}" for p in math["problems"])
-            await page.set_viewport_size(PHONE)
-            problems.extend(f"{path} (phone, dark): {p}" for p in await page.evaluate(PHONE_DARK_JS))
-        await page.close()
+                    await check_page(page, visit.path)
+            finally:
+                visit.left = True
+                await page.close()
 
     async with async_playwright() as p:
         browser = await p.chromium.launch(executable_path=executable, args=LAUNCH_ARGS, headless=True)
         context = await browser.new_context(viewport=DESKTOP)
-        # The landing page of the site root only redirects to intro.html.
-        page = await context.new_page()
-        await watch(page, {"path": "index.html"})
+        context.set_default_navigation_timeout(NAVIGATION_TIMEOUT_MS)
+        context.set_default_timeout(ACTION_TIMEOUT_MS)
+        # The site root's index.html only sends the reader on to the landing page.
+        landing = Visit("index.html")
+        page = await open_tab(context, landing)
         await page.goto(f"{base}/index.html", wait_until="load")
-        await page.wait_for_url(re.compile(r"/intro\.html$"), timeout=10_000)
+        await page.wait_for_url(re.compile(r"/intro\.html$"))
+        landing.left = True
         await page.close()
         await asyncio.gather(*(worker(context) for _ in range(TABS)))
+        # Whatever the test abandoned by closing a tab: the site serves it.
+        for url in sorted(found["abandoned"]):
+            response = await context.request.get(url)
+            if not response.ok:
+                problems.append(f"a request abandoned when its tab closed answers HTTP {response.status}: {url}")
+        # The student copies, followed as a reader would, through the browser's own requests.
+        for path, links in found["hrefs"].items():
+            for url in links:
+                if not _is_local(url, base):
+                    continue
+                response = await context.request.get(url)
+                if not response.ok:
+                    found["quiz"].append(f"{path}: {url} answers HTTP {response.status}")
+                    continue
+                found["bodies"][url] = await response.body()
         await context.close()
         await browser.close()
-    return problems, typeset
+    return found
 
 
-def test_every_page_in_chromium_desktop_then_phone_in_dark_mode(site, server, linkchecker):
+@pytest.fixture(scope="module")
+def browsed(site, server, linkchecker):
+    """Every page, the 404 page and the student copies, in one browser run (LinkChecker meanwhile)."""
+    executable = _chromium_or_skip()
+    visited = pages()
+    assert len(visited) > 5, visited
+    return asyncio.run(_browse(executable, server, visited))
+
+
+def test_every_page_in_chromium_desktop_then_phone_in_dark_mode(browsed):
     """Each page loads with no uncaught error, no console error, no failing request and no request
     to another host; its formulas are typeset, with no raw TeX left; its images decode; it shows no
     traceback outside a cell meant to raise; resized to a phone in dark mode, it does not scroll
     sideways and its graphs sit on white."""
-    executable = _chromium_or_skip()
-    visited = pages()
-    assert len(visited) > 5, visited
-    problems, typeset = asyncio.run(_visit_all(executable, server, visited))
-    assert problems == [], "\n".join(sorted(problems))
+    assert browsed["problems"] == [], "\n".join(sorted(browsed["problems"]))
+    assert set(browsed["typeset"]) == set(pages()), "pages not checked"
     # The first scenario explains the error with formulas: the math check has something to check.
-    assert typeset["notebooks/01_backward_twice.html"] > 0, typeset
+    assert browsed["typeset"]["notebooks/01_backward_twice.html"] > 0, browsed["typeset"]
+
+
+def _png_size(path: Path) -> tuple[int, int]:
+    head = path.read_bytes()[:24]
+    assert head[:8] == b"\x89PNG\r\n\x1a\n", f"{path.name} is not a PNG"
+    return struct.unpack(">II", head[16:24])
+
+
+def test_every_page_has_one_description_a_card_and_its_canonical_url(browsed):
+    """What a search result and a link preview show: on every page of the book one description of
+    at most LIMIT characters, unique to the page; an Open Graph card (title, description, picture,
+    address) and a Twitter card; one canonical address, at the published URL. The pages Sphinx
+    generates (search, index, 404) say noindex instead."""
+    meta, problems = browsed["meta"], []
+    indexable = sorted(p for p, m in meta.items() if "noindex" not in m["robots"])
+    assert indexable == book_pages(), "the pages a search engine may index are not the book's pages"
+    owner: dict[str, str] = {}
+    for path in indexable:
+        m, url = meta[path], PUBLISHED + path
+        if len(m["descriptions"]) != 1:
+            problems.append(f"{path}: {len(m['descriptions'])} descriptions")
+            continue
+        description = m["descriptions"][0]
+        if not 0 < len(description) <= LIMIT:
+            problems.append(f"{path}: a description of {len(description)} characters (at most {LIMIT})")
+        if description in owner:
+            problems.append(f"{path}: the same description as {owner[description]}")
+        owner[description] = path
+        if m["canonical"] != [url]:
+            problems.append(f"{path}: canonical {m['canonical']}, not [{url}]")
+        og = m["og"]
+        wanted = {"og:title": m["title"].split(" \u2014 ")[0], "og:description": description, "og:url": url,
+                  "og:type": "website"}
+        problems += [f"{path}: {k} is {og.get(k)!r}, not {v!r}" for k, v in wanted.items() if og.get(k) != v]
+        image = og.get("og:image", "")
+        if not image.startswith(PUBLISHED) or not (SITE / image.removeprefix(PUBLISHED)).is_file():
+            problems.append(f"{path}: og:image {image!r} is not a picture of the site")
+        elif _png_size(SITE / image.removeprefix(PUBLISHED)) != (int(og.get("og:image:width", 0)),
+                                                                   int(og.get("og:image:height", 0))):
+            problems.append(f"{path}: og:image:width and height are not the picture's size")
+        if not og.get("og:image:alt"):
+            problems.append(f"{path}: no og:image:alt")
+        if m["twitter"] != ["summary_large_image"]:
+            problems.append(f"{path}: twitter:card {m['twitter']}")
+    assert problems == [], "\n".join(problems)
+    assert "backward through the graph a second time" in meta["intro.html"]["title"], meta["intro.html"]["title"]
+
+
+def test_sitemap_lists_every_page_at_the_published_address(site):
+    root = ElementTree.parse(site / "sitemap.xml").getroot()
+    namespace = {"s": "http://www.sitemaps.org/schemas/sitemap/0.9"}
+    listed = [loc.text for loc in root.findall("s:url/s:loc", namespace)]
+    assert sorted(listed) == [PUBLISHED + p for p in book_pages()]
+
+
+def test_a_wrong_address_gets_the_404_page_which_leads_back_into_the_book(browsed, server):
+    """Served as the host serves it (404.html for any missing address, at any depth), the page
+    loads offline with no error (the first test checks its requests and console) and links to the
+    landing page, the decision guide and search."""
+    not_found = browsed["not_found"]
+    assert not_found is not None, "the 404 page was not reached"
+    assert not_found["title"].startswith("Page not found"), not_found["title"]
+    wanted = [f"{server}/intro.html", f"{server}/chapters/which_fix.html", f"{server}/search.html"]
+    for url in wanted:
+        assert url in not_found["links"], f"the 404 page has no link to {url}: {not_found['links']}"
+        assert (SITE / url.removeprefix(server + "/")).is_file(), url
+    assert not_found["search"] == [f"{server}/search.html"], not_found["search"]
 
 
 def test_internal_links_resolve(site, linkchecker):
@@ -403,7 +677,9 @@ def test_notebook_pages_have_launch_and_download_buttons(site):
     .ipynb, and the repository and issue buttons."""
     notebooks = sorted((ROOT / "notebooks").glob("*.ipynb")) + sorted((ROOT / "chapters").glob("*.ipynb"))
     assert notebooks
-    repo = "through-the-graph/through-the-graph-a-second-time"
+    from setup_cell import project_urls
+
+    repo = project_urls()["Repository"].removeprefix("https://github.com/").rstrip("/")
     missing = []
     for source in notebooks:
         doc = source.relative_to(ROOT).with_suffix("").as_posix()   # e.g. notebooks/01_backward_twice
@@ -425,108 +701,31 @@ def test_notebook_pages_have_launch_and_download_buttons(site):
     assert missing == [], "\n".join(missing)
 
 
+
+
 # ---------------------------------------------------------------------------------------------
 # Quizzes and student copies (the workshop kit): every scenario page has a predict-then-run quiz
 # that answers when clicked, and the student copies are linked from the workshop guide and from
-# every scenario page, and download as notebooks (one by one and as one archive).
-
-SCENARIO_PAGES = sorted(f"notebooks/{p.stem}.html" for p in (ROOT / "notebooks").glob("*.ipynb"))
-
-# Clicks each answer of the page's quiz in turn, and reports what the feedback says and links to.
-QUIZ_JS = """
-async () => {
-  const quizzes = Array.from(document.querySelectorAll(".MultipleChoiceQn"));
-  if (quizzes.length !== 1) return {error: quizzes.length + " quizzes on the page"};
-  const buttons = Array.from(document.querySelectorAll(".MCButton"));
-  if (buttons.length < 2) return {error: buttons.length + " answers to choose from"};
-  const seen = [];
-  for (const button of buttons) {
-    button.click();
-    await new Promise(r => setTimeout(r, 50));
-    const fb = document.querySelector(".Feedback");
-    const link = fb && fb.querySelector("a[href^='#']");
-    seen.push({text: fb ? fb.textContent : "", correct: !!(fb && fb.classList.contains("correct")),
-               target: link ? link.getAttribute("href").slice(1) : null,
-               found: !!(link && document.getElementById(link.getAttribute("href").slice(1)))});
-  }
-  return {answers: seen};
-}
-"""
+# every scenario page, and download as notebooks (one by one and as one archive). The browser run
+# above clicks the quizzes and follows the links.
 
 
-async def _quiz_and_copies(executable: str, base: str):
-    """Problems with the quizzes; the student-copy links of each page; the files they lead to."""
-    from playwright.async_api import async_playwright
-
-    problems: list[str] = []
-    hrefs: dict[str, list[str]] = {}
-    bodies: dict[str, bytes] = {}
-
-    async def route(r):
-        await (r.continue_() if _is_local(r.request.url, base) else r.abort())
-
-    async with async_playwright() as p:
-        browser = await p.chromium.launch(executable_path=executable, args=LAUNCH_ARGS, headless=True)
-        context = await browser.new_context(viewport=DESKTOP)
-        await context.route("**/*", route)
-        page = await context.new_page()
-        for path in [*SCENARIO_PAGES, "chapters/workshop.html"]:
-            await page.goto(f"{base}/{path}", wait_until="load")
-            hrefs[path] = await page.evaluate(
-                "() => Array.from(document.querySelectorAll('a[href*=\"student/\"], a[href*=\"colab.research\"]'))"
-                ".map(a => a.href)")
-            if path == "chapters/workshop.html":
-                continue
-            await page.wait_for_selector(".MCButton", timeout=10_000)
-            result = await page.evaluate(QUIZ_JS)
-            if "error" in result:
-                problems.append(f"{path}: {result['error']}")
-                continue
-            answers = result["answers"]
-            if sum(a["correct"] for a in answers) != 1:
-                problems.append(f"{path}: {sum(a['correct'] for a in answers)} answers marked correct")
-            for a in answers:
-                if len(a["text"].strip()) < 20 or not a["found"]:
-                    problems.append(f"{path}: feedback {a['text'][:60]!r} does not link to a cell of "
-                                    f"the page (#{a['target']})")
-        # Follow the student-copy links as a reader would, through the browser's own requests.
-        for path, links in hrefs.items():
-            for url in links:
-                if not _is_local(url, base):
-                    continue
-                response = await context.request.get(url)
-                if not response.ok:
-                    problems.append(f"{path}: {url} answers HTTP {response.status}")
-                    continue
-                bodies[url] = await response.body()
-        await context.close()
-        await browser.close()
-    return problems, hrefs, bodies
+def test_every_scenario_page_has_a_quiz_whose_feedback_links_to_its_proof(browsed):
+    assert browsed["quiz"] == [], "\n".join(browsed["quiz"])
+    assert set(SCENARIO_PAGES) <= set(browsed["hrefs"]), "scenario pages not checked"
 
 
-@pytest.fixture(scope="module")
-def quiz_and_copies(site, server):
-    executable = _chromium_or_skip()
-    return asyncio.run(_quiz_and_copies(executable, server))
-
-
-def test_every_scenario_page_has_a_quiz_whose_feedback_links_to_its_proof(quiz_and_copies):
-    problems, _, _ = quiz_and_copies
-    assert problems == [], "\n".join(problems)
-
-
-def test_student_copies_are_linked_from_every_scenario_page_and_the_workshop_guide(quiz_and_copies):
+def test_student_copies_are_linked_from_every_scenario_page_and_the_workshop_guide(browsed):
     import io
     import zipfile
 
     import nbformat
 
-    sys.path.insert(0, str(ROOT / "scripts"))
     from student import ARCHIVE, SELF_CHECK_TAG, SOLUTION_TAG, colab_url
 
-    _, hrefs, bodies = quiz_and_copies
+    hrefs, bodies = browsed["hrefs"], browsed["bodies"]
     names = [Path(p).stem + ".ipynb" for p in SCENARIO_PAGES]
-    for path in [*SCENARIO_PAGES, "chapters/workshop.html"]:
+    for path in [*SCENARIO_PAGES, WORKSHOP_PAGE]:
         links = hrefs[path]
         wanted = names if path.startswith("chapters/") else [Path(path).stem + ".ipynb"]
         for name in wanted:
