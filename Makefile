@@ -14,7 +14,8 @@ NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with $(SANITIZE) --nbval-
 export PYTHONDONTWRITEBYTECODE := 1
 export MPLBACKEND := Agg
 
-.PHONY: help setup dot chromium book test test-unit test-notebooks test-site lab refresh student bench clean
+.PHONY: help setup dot chromium book test test-unit test-notebooks test-site lab refresh student bench clean \
+	test-lane-code test-lane-site
 
 help: ## List the targets
 	@echo "Through the Graph a Second Time: make TARGET"
@@ -57,8 +58,21 @@ test-notebooks: setup ## Strict nbval on every stored notebook, offline
 	scripts/offline.sh $(PYTEST) -q -n $(JOBS) --dist loadscope $(NBVAL) \
 		$(shell $(BIN)/python scripts/nbtools.py --reverse)
 
-test: test-unit test-notebooks ## Everything CI checks: unit tests, strict nbval, student copies, the book build, the site in a browser
-	@$(MAKE) --no-print-directory book
+# `make test` runs two lanes at once after the set-up: the unit tests then nbval (each spread over
+# both cores by xdist), and the book build then the browser test (each mostly on one core), so no
+# core waits while a one-core stage runs. Each lane's output is printed as a block when it ends
+# (where make can: GNU make 4's --output-sync); make fails if either lane fails.
+SYNC := $(if $(filter output-sync,$(.FEATURES)),--output-sync=recurse)
+
+test: setup ## Everything CI checks: unit tests, strict nbval, student copies, the book build, the site in a browser
+	@echo "Two lanes at once: unit tests then nbval; the book build then the browser test."
+	@$(MAKE) --no-print-directory -j2 $(SYNC) test-lane-site test-lane-code
+
+test-lane-code:
+	@$(MAKE) --no-print-directory test-unit
+	@$(MAKE) --no-print-directory test-notebooks
+
+test-lane-site:
 	@$(MAKE) --no-print-directory test-site
 
 chromium: ## Install Chromium for the browser test of the site, where possible (else that test is skipped)
