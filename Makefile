@@ -51,7 +51,7 @@ book: setup $(BOOK_STAMP) ## Build the site into _build/html (warnings are error
 	@echo "  $(BIN)/python -m http.server -d _build/html 8000   # then visit http://127.0.0.1:8000"
 
 test-unit: setup ## Unit tests and doctests of autograd_lens and of the book's tooling, offline
-	scripts/offline.sh $(PYTEST) -q -n $(JOBS) --doctest-modules --ignore=tests/test_site.py tests autograd_lens
+	scripts/offline.sh $(PYTEST) -q -n $(JOBS) --dist loadgroup --doctest-modules --ignore=tests/test_site.py tests autograd_lens
 
 # The notebooks in reverse table-of-contents order (read from _toc.yml by scripts/nbtools.py).
 test-notebooks: setup ## Strict nbval on every stored notebook, offline
