@@ -50,6 +50,11 @@ book: setup $(BOOK_STAMP) ## Build the site into _build/html (warnings are error
 	@echo "The site is in _build/html. Open _build/html/index.html in a browser, or serve it:"
 	@echo "  $(BIN)/python -m http.server -d _build/html 8000   # then visit http://127.0.0.1:8000"
 
+# The test stages run one process per core (xdist -n $(JOBS)) and torch in each would start a
+# thread per core too: one thread each, so the cores are not oversubscribed (torch's threads wait
+# actively for each other, and on busy cores a 0.1 s training run took 20 s).
+test-unit test-notebooks: export OMP_NUM_THREADS := 1
+
 test-unit: setup ## Unit tests and doctests of autograd_lens and of the book's tooling, offline
 	scripts/offline.sh $(PYTEST) -q -n $(JOBS) --dist loadgroup --doctest-modules --ignore=tests/test_site.py tests autograd_lens
 

@@ -45,6 +45,11 @@ def pytest_sessionfinish(session, exitstatus):
         session.exitstatus = 1
 
 
+def pytest_configure(config):
+    # pytest-xdist registers this mark; without xdist (`-p no:xdist`) it is declared here.
+    config.addinivalue_line("markers", "xdist_group(name): run these tests on one xdist worker")
+
+
 def pytest_collection_modifyitems(config, items):
     """Under pytest-xdist (`--dist loadgroup`), the tests of a module that share a module-scoped
     fixture run on one worker, so that the fixture (the command's processes, the wheel build) is
