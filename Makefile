@@ -55,8 +55,10 @@ book: setup $(BOOK_STAMP) ## Build the site into _build/html (warnings are error
 # actively for each other, and on busy cores a 0.1 s training run took 20 s).
 test-unit test-notebooks: export OMP_NUM_THREADS := 1
 
+# --dist loadscope: each test module on one worker, so a module-scoped fixture (the command's
+# processes, the wheel build) is computed once, not on each worker that gets one of its tests.
 test-unit: setup ## Unit tests and doctests of autograd_lens and of the book's tooling, offline
-	scripts/offline.sh $(PYTEST) -q -n $(JOBS) --dist loadgroup --doctest-modules --ignore=tests/test_site.py tests autograd_lens
+	scripts/offline.sh $(PYTEST) -q -n $(JOBS) --dist loadscope --doctest-modules --ignore=tests/test_site.py tests autograd_lens
 
 # The notebooks in reverse table-of-contents order (read from _toc.yml by scripts/nbtools.py).
 test-notebooks: setup ## Strict nbval on every stored notebook, offline

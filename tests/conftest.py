@@ -45,25 +45,6 @@ def pytest_sessionfinish(session, exitstatus):
         session.exitstatus = 1
 
 
-def pytest_configure(config):
-    # pytest-xdist registers this mark; without xdist (`-p no:xdist`) it is declared here.
-    config.addinivalue_line("markers", "xdist_group(name): run these tests on one xdist worker")
-
-
-def pytest_collection_modifyitems(config, items):
-    """Under pytest-xdist (`--dist loadgroup`), the tests of a module that share a module-scoped
-    fixture run on one worker, so that the fixture (the command's processes, the wheel build) is
-    computed once, not once on each worker that happens to get one of those tests."""
-    for item in items:
-        info = getattr(item, "_fixtureinfo", None)
-        module = getattr(item, "module", None)
-        if info is None or module is None:
-            continue
-        shared = [d for defs in info.name2fixturedefs.values() for d in defs if d.scope == "module"]
-        if shared:
-            item.add_marker(pytest.mark.xdist_group(module.__name__))
-
-
 @pytest.fixture(autouse=True)
 def _seed():
     """Every test starts from the same random state."""
