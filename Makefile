@@ -14,7 +14,8 @@ NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with $(SANITIZE) --nbval-
 export PYTHONDONTWRITEBYTECODE := 1
 export MPLBACKEND := Agg
 
-.PHONY: help setup dot chromium book test test-unit test-notebooks test-site lab refresh student bench clean
+.PHONY: help setup dot chromium book test test-unit test-notebooks test-site lab refresh student bench clean \
+	test-lane-code test-lane-site
 
 help: ## List the targets
 	@echo "Through the Graph a Second Time: make TARGET"
@@ -49,16 +50,36 @@ book: setup $(BOOK_STAMP) ## Build the site into _build/html (warnings are error
 	@echo "The site is in _build/html. Open _build/html/index.html in a browser, or serve it:"
 	@echo "  $(BIN)/python -m http.server -d _build/html 8000   # then visit http://127.0.0.1:8000"
 
+# The test stages run one process per core (xdist -n $(JOBS)) and torch in each would start a
+# thread per core too: one thread each, so the cores are not oversubscribed (torch's threads wait
+# actively for each other, and on busy cores a 0.1 s training run took 20 s).
+test-unit test-notebooks: export OMP_NUM_THREADS := 1
+
+# --dist loadscope: each test module on one worker, so a module-scoped fixture (the command's
+# processes, the wheel build) is computed once, not on each worker that gets one of its tests.
 test-unit: setup ## Unit tests and doctests of autograd_lens and of the book's tooling, offline
-	scripts/offline.sh $(PYTEST) -q -n $(JOBS) --doctest-modules --ignore=tests/test_site.py tests autograd_lens
+	scripts/offline.sh $(PYTEST) -q -n $(JOBS) --dist loadscope --doctest-modules --ignore=tests/test_site.py tests autograd_lens
 
 # The notebooks in reverse table-of-contents order (read from _toc.yml by scripts/nbtools.py).
 test-notebooks: setup ## Strict nbval on every stored notebook, offline
 	scripts/offline.sh $(PYTEST) -q -n $(JOBS) --dist loadscope $(NBVAL) \
 		$(shell $(BIN)/python scripts/nbtools.py --reverse)
 
-test: test-unit test-notebooks ## Everything CI checks: unit tests, strict nbval, student copies, the book build, the site in a browser
-	@$(MAKE) --no-print-directory book
+# `make test` runs two lanes at once after the set-up: the unit tests then nbval (each spread over
+# both cores by xdist), and the book build then the browser test (each mostly on one core), so no
+# core waits while a one-core stage runs. Each lane's output is printed as a block when it ends
+# (where make can: GNU make 4's --output-sync); make fails if either lane fails.
+SYNC := $(if $(filter output-sync,$(.FEATURES)),--output-sync=recurse)
+
+test: setup ## Everything CI checks: unit tests, strict nbval, student copies, the book build, the site in a browser
+	@echo "Two lanes at once: unit tests then nbval; the book build then the browser test."
+	@$(MAKE) --no-print-directory -j2 $(SYNC) test-lane-site test-lane-code
+
+test-lane-code:
+	@$(MAKE) --no-print-directory test-unit
+	@$(MAKE) --no-print-directory test-notebooks
+
+test-lane-site:
 	@$(MAKE) --no-print-directory test-site
 
 chromium: ## Install Chromium for the browser test of the site, where possible (else that test is skipped)

@@ -5,8 +5,12 @@ median of ``BENCH_REPEATS`` runs (default 3): a 2-core machine is noisy. Measure
 
 * the library's ratios, each side by side with what it is compared to, in one process;
 * every notebook alone in a fresh kernel (nbclient), and each cell's time; the floor, a fresh
-  kernel that imports torch, torchviz and matplotlib and draws one graph;
-* ``make book`` from nothing (after set-up) and with nothing changed; ``make test`` and its parts.
+  kernel that runs only the setup cell every notebook starts with (what every notebook imports),
+  and each notebook's time as a multiple of it;
+* ``make book`` from nothing (after set-up) and with nothing changed; ``make test`` and each of its
+  stages alone (``make test`` runs them in two lanes at once, so it takes less than their sum).
+
+These are benchmarks, not timed tests: a slow machine makes a target show "no" here, never a test fail.
 """
 
 from __future__ import annotations
@@ -29,20 +33,20 @@ from torch import nn
 
 import autograd_lens as al
 from nbtools import ROOT, notebook_paths
+from setup_cell import setup_source
 
 REPEATS = int(os.environ.get("BENCH_REPEATS", 3))
 # key: (what the status page calls it, the limit it must stay below)
 TARGETS = {
-    "make_test_s": ("`make test`, seconds", 240.0),
+    "make_test_s": ("`make test`, seconds", 180.0),
     "make_book_no_change_s": ("`make book` with nothing changed, seconds", 10.0),
     "notebook_alone_max_s": ("slowest notebook alone in a fresh kernel, seconds", 12.0),
     "cell_max_s": ("slowest cell, seconds", 3.0),
+    "notebook_vs_floor_max": ("slowest notebook alone / the floor", 2.0),
     "saved_tensors_vs_backward": ("`saved_tensors` / backward, 10,000-node graph", 1.0),
     "diagnose_vs_backward": ("`diagnose` / backward, 10,000-node graph", 1.0),
     "diagnose_vs_training_step": ("`diagnose` / one transformer-encoder training step", 0.05),
 }
-FLOOR_CODE = ("import torch, torchviz\nimport matplotlib.pyplot as plt\n"
-              "x = torch.ones(3, requires_grad=True)\ntorchviz.make_dot((x * x).sum())")
 
 
 def seconds(run) -> float:
@@ -111,19 +115,24 @@ def run_alone(nb: nbformat.NotebookNode, folder: Path) -> tuple[float, list[floa
 
 
 def notebook_times() -> tuple[float, dict]:
-    floor = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(FLOOR_CODE)])
-    floor_s = statistics.median(run_alone(floor, ROOT)[0] for _ in range(REPEATS))
+    """Every notebook alone, and the floor: measured before and after the notebooks (a shared
+    machine's load drifts), its median over both."""
+    floor = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(setup_source())])
+    floor_runs = [run_alone(floor, ROOT)[0] for _ in range(REPEATS)]
     notebooks = {}
     for path in notebook_paths():
         runs = [run_alone(nbformat.read(path, as_version=4), path.parent) for _ in range(REPEATS)]
         cells = [statistics.median(c) for c in zip(*(r[1] for r in runs))]
         slowest = max(range(len(cells)), key=cells.__getitem__)
-        notebooks[path.relative_to(ROOT).as_posix()] = {
-            "alone_s": round(statistics.median(r[0] for r in runs), 2),
-            "slowest_cell_s": round(cells[slowest], 2), "slowest_cell_index": slowest,
-            "code_cells": len(cells)}
-        print(f"  {path.name:40s} {notebooks[path.relative_to(ROOT).as_posix()]['alone_s']:6.2f} s",
-              flush=True)
+        name = path.relative_to(ROOT).as_posix()
+        notebooks[name] = {"alone_s": round(statistics.median(r[0] for r in runs), 2),
+                           "slowest_cell_s": round(cells[slowest], 2), "slowest_cell_index": slowest,
+                           "code_cells": len(cells)}
+        print(f"  {path.name:40s} {notebooks[name]['alone_s']:6.2f} s", flush=True)
+    floor_runs += [run_alone(floor, ROOT)[0] for _ in range(REPEATS)]
+    floor_s = statistics.median(floor_runs)
+    for n in notebooks.values():
+        n["vs_floor"] = round(n["alone_s"] / floor_s, 2)
     return round(floor_s, 2), notebooks
 
 
@@ -165,13 +174,16 @@ def status_page(report: dict) -> str:
     lines += ["", "## Building and testing", "",
               f"- `make book` from nothing (after set-up): {make['make_book_first_s']} s; "
               f"with nothing changed: {make['make_book_no_change_s']} s."]
-    lines += [f"- `make test`, part {part}: {took} s." for part, took in make["make_test_parts_s"].items()]
-    lines += ["", "The floor (a fresh kernel that imports torch, torchviz and matplotlib and draws one "
-              f"graph): {report['notebooks_floor_s']} s.", "",
+    lines += [f"- `make test`: {make['make_test_s']} s. It runs two lanes at once, the unit tests then "
+              "nbval, and the book build then the browser test; each stage alone:"]
+    lines += [f"  - {part}: {took} s" for part, took in make["make_test_parts_s"].items()]
+    lines += ["", "The floor (a fresh kernel that runs only the setup cell every notebook starts with, "
+              f"so imports what every notebook imports): {report['notebooks_floor_s']} s.", "",
               "## Each notebook alone in a fresh kernel", "",
-              "| notebook | run alone (s) | slowest cell (s) | code cells |", "| --- | --- | --- | --- |"]
+              "| notebook | run alone (s) | / the floor | slowest cell (s) | code cells |",
+              "| --- | --- | --- | --- | --- |"]
     lines += [f"| {{doc}}`{Path(name).stem} <../{Path(name).with_suffix('').as_posix()}>` | "
-              f"{n['alone_s']} | {n['slowest_cell_s']} | {n['code_cells']} |"
+              f"{n['alone_s']} | {n['vs_floor']} | {n['slowest_cell_s']} | {n['code_cells']} |"
               for name, n in report["notebooks"].items()]
     lines += ["", "## Versions", "", "| package | version |", "| --- | --- |"]
     lines += [f"| {k} | {v} |" for k, v in report["versions"].items()]
@@ -189,8 +201,9 @@ def main() -> int:
               "make": make_times(), "library": library}
     figures = {**library, **report["make"],
                "notebook_alone_max_s": max(n["alone_s"] for n in notebooks.values()),
+               "notebook_vs_floor_max": max(n["vs_floor"] for n in notebooks.values()),
                "cell_max_s": max(n["slowest_cell_s"] for n in notebooks.values())}
-    report["targets"] = {k: {"value": figures[k], "limit": limit, "met": figures[k] < limit}
+    report["targets"] = {k: {"value": figures[k], "limit": limit, "met": figures[k] <= limit}
                          for k, (_, limit) in TARGETS.items()}
     (ROOT / "bench").mkdir(exist_ok=True)
     (ROOT / "bench" / "report.json").write_text(json.dumps(report, indent=2) + "\n")

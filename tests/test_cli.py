@@ -3,7 +3,9 @@
 Every failing situation of the book is a small script in tests/scripts/ (fail_NN_*.py, from
 notebook NN); the line where the notebook's variable enters the step carries the comment
 `# enters: NAME`. The command must name NAME first, on that line, and link the page about it.
-Each Python start imports torch (about 2 s), so most scripts share one process.
+Each Python start imports torch (about 2 s), so most runs share one process, which calls the
+command's own main() for each; new processes are kept for what only they show: the real command
+from start to exit code, and plain `python` as the reference that the command must match.
 """
 
 from __future__ import annotations
@@ -21,9 +23,10 @@ SCRIPTS = Path(__file__).parent / "scripts"
 FAILING = sorted(SCRIPTS.glob("fail_*.py"))
 CHECKPOINT_REENTRANT = "fail_18_checkpoint.py reentrant"
 
-# One Python process runs every failing script, and a few others, through the command's own
-# main() in turn (each with its own report, output and exit code); the real command runs in
-# its own processes below, for what only a fresh process shows.
+# One Python process runs every failing script, and the other runs of the command that need no
+# process of their own, through the command's own main() in turn (each with its own report,
+# output and exit code); the real command runs in its own process below (`hidden`), and so does
+# plain `python` wherever the command's output is compared with it.
 DRIVER = """
 import contextlib, io, json, os, runpy, sys
 from autograd_lens.__main__ import main
@@ -47,9 +50,13 @@ for spec in json.loads(sys.argv[1]):
                      "report": json.load(open(report)) if os.path.exists(report) else None}
 print(json.dumps(results))
 """
+# Runs of the command in the driver that the tests below know by a short name.
+NAMED_IN_DRIVER = {"module": "-m demo_pkg.train one --two", "missing": "no_such_script.py",
+                   "help": "--help"}
 IN_DRIVER = [p.name for p in FAILING] + [CHECKPOINT_REENTRANT, "exit_three.py", "ok_fixed_loops.py",
                                          "plain ok_fixed_loops.py", "not_python.txt", "",
-                                         "--report nowhere/r.json exit_three.py"]
+                                         "--report nowhere/r.json exit_three.py",
+                                         *NAMED_IN_DRIVER.values()]
 
 
 def run(*args: str, command: bool = True) -> tuple[int, str, str]:
@@ -66,14 +73,11 @@ def runs(tmp_path_factory):
     jobs = {
         "driver": (("-c", DRIVER, json.dumps(IN_DRIVER), str(folder)), False),
         "hidden": (("--report", str(folder / "hidden.json"), "fail_05_hidden_state.py"), True),
-        "module": (("-m", "demo_pkg.train", "one", "--two"), True),
         "module plain": (("-m", "demo_pkg.train", "one", "--two"), False),
         "unrelated": (("unrelated_error.py",), True),
         "unrelated plain": (("unrelated_error.py",), False),
         "args": (("ok_arguments_files.py", "--steps", "3", "hi"), True),
         "args plain": (("ok_arguments_files.py", "--steps", "3", "hi"), False),
-        "missing": (("no_such_script.py",), True),
-        "help": (("--help",), True),
     }
     with ThreadPoolExecutor(max_workers=2) as pool:
         futures = {name: pool.submit(run, *args, command=is_command)
@@ -82,6 +86,9 @@ def runs(tmp_path_factory):
     code, out, err = results.pop("driver")
     assert code == 0, err
     results.update(json.loads(out))
+    for name, spec in NAMED_IN_DRIVER.items():
+        run_ = results[spec]
+        results[name] = (run_["code"], run_["stdout"], run_["stderr"])
     results["folder"] = folder
     return results
 
