@@ -173,10 +173,8 @@ def checkpoint_inputs(closure: tuple[Any, ...]) -> list[Reader]:
         return []
     saved_args = getattr(frame, "saved_args", None)
     if saved_args:
-        if not SAVED_TENSOR_ATTRIBUTES:
-            return []
         return [functools.partial(read_one, saved, saved.unpack) for saved in saved_args
-                if isinstance(saved, torch._C._autograd.SavedTensor)]
+                if isinstance(saved, torch._C._autograd.SavedTensor) and hasattr(saved, "unpack")]
     node = getattr(getattr(frame, "input_saver", None), "grad_fn", None)
     if node is None:
         return []
