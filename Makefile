@@ -75,7 +75,8 @@ test-site: book chromium ## The built site in headless Chromium (every page, con
 TORCH       ?=
 TORCH_ENVS  ?= $(HOME)/.cache/through-the-graph/torch-envs
 TORCH_TESTS := tests/test_lens_graph.py tests/test_lens_draw.py tests/test_lens_memory_errors.py \
-	tests/test_diagnose.py tests/test_cli.py tests/test_cli_on_error.py tests/test_torchrun.py
+	tests/test_diagnose.py tests/test_cli.py tests/test_cli_on_error.py tests/test_torchrun.py \
+	tests/test_compat.py
 
 test-torch: ## The library's tests on another torch, in its own environment: make test-torch TORCH=2.6.0
 	@PYTHON="$(PYTHON)" TORCH="$(TORCH)" TORCH_ENVS="$(TORCH_ENVS)" TORCH_TESTS="$(TORCH_TESTS)" \

@@ -9,9 +9,9 @@ saved-tensor hook packed (``torch.utils.checkpoint``, ``save_on_cpu``, ``saved_m
 that hook's unpack function: a checkpoint would recompute its block. So the library must know,
 before unpacking, whether a hook packed the tensor, and then read what the hook packed instead.
 
-* torch 2.13, 2.14 and 2.15: ``SavedTensor`` has ``unpack_hook``, ``data`` (what the hook packed)
+* torch 2.12 to 2.15: ``SavedTensor`` has ``unpack_hook``, ``data`` (what the hook packed)
   and ``unpack()`` (one tensor of a list or of a custom Function).
-* torch 2.4 to 2.12: ``SavedTensor`` has none of them (only ``register_hooks``). A saved tensor
+* torch 2.4 to 2.11: ``SavedTensor`` has none of them (only ``register_hooks``). A saved tensor
   is unpacked only through its node (``node._saved_<name>``, ``node.saved_tensors``), a list or a
   custom Function's tensors all at once. Whether a hook packed it shows only while unpacking:
   a plain saved tensor unpacks without calling any Python function, a packed one calls its
@@ -33,7 +33,7 @@ import torch
 
 SAVED_TENSOR_ATTRIBUTES: bool = all(
     hasattr(torch._C._autograd.SavedTensor, name) for name in ("unpack", "unpack_hook", "data"))
-"""True from torch 2.13 on: a saved tensor tells whether a hook packed it, and what it holds."""
+"""True from torch 2.12 on: a saved tensor tells whether a hook packed it, and what it holds."""
 
 PACKED_DATA_PER_TENSOR: bool = SAVED_TENSOR_ATTRIBUTES
 """Whether each tensor of a list or of a custom Function that a hook packed can be read alone."""
@@ -128,8 +128,8 @@ def read_each(raws: Any, unpack_all: Callable[..., Any], *args: Any) -> list[Rea
     """A reader for each saved tensor of a list slot or of a custom Function.
 
     ``raws`` are their ``SavedTensor`` objects; ``unpack_all(*args)`` unpacks them all through
-    their node (such as ``getattr(node, "saved_tensors")``). From 2.13 on, each is read alone
-    when its reader is called. On 2.4 to 2.12 they are unpacked here, all at once, so a freed or
+    their node (such as ``getattr(node, "saved_tensors")``). From 2.12 on, each is read alone
+    when its reader is called. On 2.4 to 2.11 they are unpacked here, all at once, so a freed or
     modified one raises autograd's error here for all of them. The tensors of one node are
     saved at once, under the same hooks: when a hook packed them, only a single one's packed
     data is known; for more, each one's is :data:`UNKNOWN`.
@@ -164,9 +164,8 @@ def checkpoint_inputs(closure: tuple[Any, ...]) -> list[Reader]:
     """Readers of the inputs a non-reentrant checkpoint saved to recompute its block, found
     through the closure of its unpack hook (none when the hook is not a checkpoint's).
 
-    torch 2.13 on keep them in the checkpoint frame's ``saved_args`` (``SavedTensor`` objects);
-    torch 2.4 to 2.11 in a custom Function node, ``frame.input_saver.grad_fn``. On 2.12 the
-    frame holds ``SavedTensor`` objects that cannot be unpacked from Python: none are read.
+    torch 2.12 on keep them in the checkpoint frame's ``saved_args`` (``SavedTensor`` objects);
+    older releases in a custom Function node, ``frame.input_saver.grad_fn``.
     """
     frame = _checkpoint_frame(closure)
     if frame is None:
