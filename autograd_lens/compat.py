@@ -143,7 +143,11 @@ def read_each(raws: Any, unpack_all: Callable[..., Any], *args: Any) -> list[Rea
     else:
         data = packed.data if len(raws) == 1 else UNKNOWN
         results = [(None, Packed(data, packed.closure)) for _ in raws]
-    return [functools.partial(lambda result: result, result) for result in results]
+    return [functools.partial(_given, result) for result in results]
+
+
+def _given(result: tuple[Any, Packed | None]) -> tuple[Any, Packed | None]:
+    return result
 
 
 def _checkpoint_frame(values: tuple[Any, ...], depth: int = 0) -> Any:

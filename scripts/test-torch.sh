@@ -53,12 +53,12 @@ echo "Installing the project into $ENV with pip's ordinary resolver (torch $befo
 
 after=$(torch_version)
 if [ "$after" != "$before" ]; then
-  echo "ERROR: pip install . changed torch from $before to $after: the project's torch requirement (pyproject.toml) does not accept $before." >&2
+  echo "ERROR: pip install . changed torch from $before to $after: pyproject.toml's torch requirement, or a pip constraint of this machine (pip config list), does not accept $before." >&2
   exit 1
 fi
 echo "torch $after unchanged by pip install ."
 
-# The tests import the package from the repository (as in .venv), the same files pip just
-# installed; a test of the installed wheel itself is tests/test_install_keeps_torch.py.
+# The tests import the package from the repository (as in .venv): the same files pip just
+# installed. (tests/test_package.py, in `make test`, checks an installed wheel on its own.)
 # shellcheck disable=SC2086
 scripts/offline.sh "$PY" -m pytest -q -n "$JOBS" --doctest-modules $TORCH_TESTS autograd_lens

@@ -1,7 +1,7 @@
 """`torchrun --nproc_per_node=2 -m autograd_lens train.py`: the command under torchrun.
 
 Two processes on the CPU with the gloo backend train a DistributedDataParallel RNN whose hidden
-state `h` is carried from one batch into the next (tests/torchrun/ddp_hidden_state.py). Every
+state `h` is carried from one batch into the next (tests/scripts/ddp_hidden_state.py). Every
 rank runs the command, so every rank whose backward fails prints its own traceback and diagnosis
 to its own stderr; torchrun then ends the job and stops (SIGTERM) the ranks still running. The
 test reads each rank's stderr from torchrun's log files (`--redirects 3 --log-dir`), and torchrun's
@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).parent / "torchrun" / "ddp_hidden_state.py"
+SCRIPT = Path(__file__).parent / "scripts" / "ddp_hidden_state.py"
 RANKS = 2
 DIAGNOSIS = "autograd_lens: this backward reaches a graph that an earlier call already went through."
 PAGE = "notebooks/05_rnn_hidden_state.html"
