@@ -18,9 +18,9 @@ before unpacking, whether a hook packed the tensor, and then read what the hook 
   Python unpack hook. So the library unpacks under a tracer (``sys.settrace``) that stops that
   call before the hook's first line runs, and reads from the stopped call what the hook was
   given (what it packed) and what it closes over (a checkpoint's frame). What this cannot give
-  is the packed data of each tensor of a list or of a custom Function when a hook packed them:
-  their sizes are then unknown (``None``), and so is an in-place change that only the hook
-  checks (``saved_memory``'s): :data:`PACKED_DATA_PER_TENSOR` is False there.
+  is the packed data of each tensor of a list or of a custom Function with more than one,
+  when a hook packed them: their sizes are then unknown (:data:`UNKNOWN`), and so is an
+  in-place change that only the hook checks (``saved_memory``'s).
 """
 
 from __future__ import annotations
@@ -35,16 +35,12 @@ SAVED_TENSOR_ATTRIBUTES: bool = all(
     hasattr(torch._C._autograd.SavedTensor, name) for name in ("unpack", "unpack_hook", "data"))
 """True from torch 2.12 on: a saved tensor tells whether a hook packed it, and what it holds."""
 
-PACKED_DATA_PER_TENSOR: bool = SAVED_TENSOR_ATTRIBUTES
-"""Whether each tensor of a list or of a custom Function that a hook packed can be read alone."""
-
-
 class Packed(NamedTuple):
     """A saved tensor that a hook packed, read without running the hook.
 
     Attributes:
-        data: what the pack hook returned (a tensor, a holder, a tuple), or None when this torch
-            release cannot give it (see :data:`PACKED_DATA_PER_TENSOR`).
+        data: what the pack hook returned (a tensor, a holder, a tuple), or :data:`UNKNOWN`
+            when this torch release cannot give it (see :func:`read_each`).
         closure: the values the unpack hook closes over (a checkpoint's frame is one of them).
     """
 

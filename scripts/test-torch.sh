@@ -5,8 +5,8 @@
 #   1. $TORCH_ENVS/torch-X.Y.Z is made once, with torch==X.Y.Z alone in it (from TORCH_INDEX_URL
 #      when it is set, such as PyTorch's CPU index; otherwise from pip's usual index).
 #   2. The project is installed into it with `pip install .` and pip's ordinary resolver, as a
-#      user would, with the test tools at the versions requirements.txt pins (its torch pin left
-#      out: that one is the book's, not the library's).
+#      user would, with the test tools at the versions requirements.txt pins (its other pins
+#      left out: they are the book's, not the library's).
 #   3. It fails when step 2 changed torch: a library that replaces its user's torch is not used.
 #   4. The tests named by the Makefile's TORCH_TESTS and the library's doctests run there, offline
 #      (scripts/offline.sh). numpy is installed too, as in .venv: without it every torch release
@@ -45,9 +45,11 @@ case "$before" in
   *) echo "ERROR: $ENV holds torch $before, not $TORCH; remove that folder and run again." >&2; exit 1 ;;
 esac
 
-# The test tools at the versions the book pins; torch's pin is the book's, not the library's.
+# The test tools at the versions the book pins, and nothing else pinned: other pins of
+# requirements.txt may clash with what this torch requires (torch 2.12.1 requires
+# setuptools<82, requirements.txt pins 84.2.1), and pip would then replace torch.
 constraints="$ENV/constraints.txt"
-grep -v -E '^torch[[:space:]]*==' requirements.txt > "$constraints"
+grep -E '^(pytest|pytest-xdist|playwright)==' requirements.txt > "$constraints"
 echo "Installing the project into $ENV with pip's ordinary resolver (torch $before is there)"
 "$PY" -m pip install --quiet --constraint "$constraints" . pytest pytest-xdist playwright numpy
 

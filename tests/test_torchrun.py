@@ -9,6 +9,12 @@ failure summary for how each rank ended. The fixed script (`--fixed`: `h` detach
 each batch) trains on both ranks, and the command adds nothing to their output.
 
 Everything stays on the loopback (`--standalone`, GLOO_SOCKET_IFNAME=lo), so it runs offline.
+
+torch 2.12.1 sometimes aborts a rank while it shuts down, after the script's last line: the rank's
+log then ends with "terminate called without an active exception" and it exits with SIGABRT (-6).
+It does so with or without the command (seen in about one run of five of the fixed script under
+plain torchrun), so the tests accept that ending, and only that one, in place of a normal exit;
+torchrun then stops the other rank (SIGTERM), which may cut its output short.
 """
 
 from __future__ import annotations
@@ -71,7 +77,17 @@ def exit_codes(summary: str) -> dict[int, int]:
     return {int(rank): int(code) for rank, code in re.findall(pattern, summary)}
 
 
+TORCH_SHUTDOWN_ABORT = (-6, "terminate called without an active exception")
+
+
+def ended(code: int, log: str, normal: int) -> bool:
+    """Whether a rank ended with the ``normal`` exit code, or with torch's shutdown abort."""
+    return code == normal or (code, log.rstrip().splitlines()[-1:]) == (
+        TORCH_SHUTDOWN_ABORT[0], [TORCH_SHUTDOWN_ABORT[1]])
+
+
 def check_diagnosis(log: str) -> None:
+    log = log.rstrip().removesuffix(TORCH_SHUTDOWN_ABORT[1])
     assert "RuntimeError: Trying to backward through the graph a second time" in log, log
     explained = log[log.index(DIAGNOSIS):]
     lines = explained.splitlines()
@@ -85,7 +101,7 @@ def check_diagnosis(log: str) -> None:
 def test_rank_0_explains_the_hidden_state(runs):
     result, logs = runs["failing"]
     assert result.returncode != 0
-    assert exit_codes(result.stderr)[0] == 1, result.stderr[-3000:]
+    assert ended(exit_codes(result.stderr)[0], logs[0], normal=1), result.stderr[-3000:]
     check_diagnosis(logs[0])
 
 
@@ -93,8 +109,9 @@ def test_every_other_rank_explains_it_too_or_was_stopped(runs):
     result, logs = runs["failing"]
     codes = exit_codes(result.stderr)
     for rank in range(1, RANKS):
-        assert codes.get(rank) in (1, -15), (rank, result.stderr[-3000:])
-        if codes[rank] == 1:      # it reached the failing backward itself
+        assert codes.get(rank) in (1, -15, TORCH_SHUTDOWN_ABORT[0]), (rank, result.stderr[-3000:])
+        if codes[rank] != -15:    # it reached the failing backward itself
+            assert ended(codes[rank], logs[rank], normal=1), (rank, logs[rank])
             check_diagnosis(logs[rank])
         else:                     # torchrun stopped it first: it printed no diagnosis of its own
             assert logs[rank].count(DIAGNOSIS) == 0, logs[rank]
@@ -102,7 +119,11 @@ def test_every_other_rank_explains_it_too_or_was_stopped(runs):
 
 def test_fixed_script_trains_on_every_rank_and_the_command_adds_nothing(runs):
     result, logs = runs["fixed"]
-    assert result.returncode == 0, result.stderr[-3000:]
+    codes = exit_codes(result.stderr)    # only the ranks that failed
     for rank, log in logs.items():
         assert "autograd_lens" not in log and "Traceback" not in log, (rank, log)
+        if codes.get(rank) == -15:   # stopped by torchrun after another rank's shutdown abort
+            assert TORCH_SHUTDOWN_ABORT[0] in codes.values(), result.stderr[-3000:]
+            continue
+        assert ended(codes.get(rank, 0), log, normal=0), (rank, log, result.stderr[-3000:])
         assert re.search(rf"^rank {rank}: trained, loss \d+\.\d+$", log, re.MULTILINE), (rank, log)
