@@ -14,7 +14,7 @@ NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with $(SANITIZE) --nbval-
 export PYTHONDONTWRITEBYTECODE := 1
 export MPLBACKEND := Agg
 
-.PHONY: help setup dot chromium book test test-unit test-notebooks test-site lab refresh student bench clean \
+.PHONY: help setup dot chromium book test test-unit test-notebooks test-site test-torch lab refresh student bench clean \
 	test-lane-code test-lane-site
 
 help: ## List the targets
@@ -90,6 +90,18 @@ chromium: ## Install Chromium for the browser test of the site, where possible (
 
 test-site: book chromium ## The built site in headless Chromium (every page, console, images) and its links
 	$(PYTEST) -q tests/test_site.py
+
+# The library's, diagnose's and the command's tests: what CI's torch matrix runs on every minor
+# release that pyproject.toml accepts. Each release gets its own environment in TORCH_ENVS.
+TORCH       ?=
+TORCH_ENVS  ?= $(HOME)/.cache/through-the-graph/torch-envs
+TORCH_TESTS := tests/test_lens_graph.py tests/test_lens_draw.py tests/test_lens_memory_errors.py \
+	tests/test_diagnose.py tests/test_cli.py tests/test_cli_on_error.py tests/test_torchrun.py \
+	tests/test_compat.py
+
+test-torch: ## The library's tests on another torch, in its own environment: make test-torch TORCH=2.6.0
+	@PYTHON="$(PYTHON)" TORCH="$(TORCH)" TORCH_ENVS="$(TORCH_ENVS)" TORCH_TESTS="$(TORCH_TESTS)" \
+		JOBS="$(JOBS)" scripts/test-torch.sh
 
 student: setup ## Student copies of the notebooks (solutions and outputs removed) into student/
 	$(BIN)/python scripts/student.py

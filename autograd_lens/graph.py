@@ -17,6 +17,7 @@ from typing import Any, Callable, Iterable, Literal, NamedTuple
 import torch
 from torch.autograd.graph import Node
 
+from . import compat
 from ._inputs import graph_roots
 from .errors import error_kind
 
@@ -170,31 +171,13 @@ def _probe(unpack: Callable[..., Any], *args: Any) -> tuple[State, Any]:
         return kind, None
 
 
-def _checkpoint_frame(hook: Any, depth: int = 0) -> Any:
-    """The checkpoint frame an unpack hook closes over (torch.utils.checkpoint), or None."""
-    for cell in getattr(hook, "__closure__", None) or ():
-        try:
-            value = cell.cell_contents
-        except ValueError:
-            continue
-        if hasattr(value, "saved_args") and hasattr(value, "recompute_fn"):
-            return value
-        if depth < 2 and callable(value) and getattr(value, "__closure__", None):
-            frame = _checkpoint_frame(value, depth + 1)
-            if frame is not None:
-                return frame
-    return None
-
-
-def _checkpoint_inputs_modified(hook: Any) -> bool:
-    frame = _checkpoint_frame(hook)
-    for saved in getattr(frame, "saved_args", None) or ():
-        unpack = getattr(saved, "unpack", None)
-        if unpack is None or getattr(saved, "unpack_hook", None) is not None:
-            continue
-        if _probe(unpack)[0] == "modified":
-            return True
-    return False
+def _checkpoint_inputs_modified(closure: tuple[Any, ...]) -> bool:
+    """Whether an input that a non-reentrant checkpoint saved to recompute its block (found
+    through its unpack hook's closure) was changed in place since: the recomputation fails."""
+    state, readers = _probe(compat.checkpoint_inputs, closure)
+    if state != "alive":
+        return state == "modified"
+    return any(_probe(reader)[0] == "modified" for reader in readers)
 
 
 # A slot as read: name, state, what it holds (a tensor, what a hook packed, or None once freed),
@@ -202,19 +185,10 @@ def _checkpoint_inputs_modified(hook: Any) -> bool:
 Entry = tuple[str, State, Any, bool]
 
 
-def _read(name: str, raw: Any, *unpack: Any) -> Entry | None:
-    """One SavedTensor ``raw`` (``unpack``: a function and its arguments that unpack it), or
-    None when the slot holds no tensor."""
-    hook = getattr(raw, "unpack_hook", None)
-    if hook is None:
-        # No hook: unpacking has no side effect, and the value it returns gives the size.
-        state, value = _probe(*unpack)
-        if state == "alive" and value is None:
-            return None  # a slot that never held a tensor (an optional input that was None)
-        return name, state, value, False
-    # Packed by a hook. Unpacking would run the hook (a checkpoint would recompute its
-    # forward, save_on_cpu would copy back): don't. Read what the hook packed instead.
-    data = getattr(raw, "data", None)
+def _packed_entry(name: str, packed: compat.Packed) -> Entry | None:
+    """A slot that a hook packed, read from what the hook packed: its unpack hook never runs
+    (a checkpoint would recompute its forward, save_on_cpu would copy back)."""
+    data = packed.data
     if data is None:
         return None
     # A holder that remembers the version it saved (the saved-memory meter's) can still
@@ -222,16 +196,30 @@ def _read(name: str, raw: Any, *unpack: Any) -> Entry | None:
     # recomputes from the inputs it saved, so one changed in place fails the recomputation.
     held, version = getattr(data, "tensor", None), getattr(data, "version", None)
     if (isinstance(held, torch.Tensor) and isinstance(version, int) and held._version != version
-            or _checkpoint_inputs_modified(hook)):
+            or _checkpoint_inputs_modified(packed.closure)):
         return name, "modified", data, True
     return name, "alive", data, True
 
 
+def _read(name: str, reader: Callable[[], tuple[Any, compat.Packed | None]]) -> Entry | None:
+    """One saved tensor, read by ``reader`` (from :mod:`.compat`), or None when the slot holds
+    no tensor (an optional input that was None)."""
+    state, result = _probe(reader)
+    if state != "alive":
+        return name, state, None, False
+    value, packed = result
+    if packed is not None:
+        return _packed_entry(name, packed)
+    return None if value is None else (name, "alive", value, False)
+
+
 def _custom_function_entries(node: Node) -> list[Entry | None]:
     state, raws = _probe(getattr, node, "_raw_saved_tensors")
+    if state == "alive":
+        state, readers = _probe(compat.read_each, raws, getattr, node, "saved_tensors")
     if state != "alive":
         return [("saved_tensors", state, None, False)]
-    return [_read(str(index), raw, raw.unpack) for index, raw in enumerate(raws or ())]
+    return [_read(str(index), reader) for index, reader in enumerate(readers)]
 
 
 @functools.cache
@@ -248,9 +236,14 @@ def _builtin_entries(node: Node) -> list[Entry | None]:
         if state != "alive":
             entries.append((name, state, None, False))
         elif not isinstance(raw, (list, tuple)):
-            entries.append(_read(name, raw, getattr, node, saved_attr))
+            entries.append(_read(name, functools.partial(compat.read_one, raw, getattr, node,
+                                                         saved_attr)))
         elif raw:
-            entries += [_read(f"{name}[{i}]", item, item.unpack) for i, item in enumerate(raw)]
+            state, readers = _probe(compat.read_each, raw, getattr, node, saved_attr)
+            if state != "alive":
+                entries.append((name, state, None, False))
+            else:
+                entries += [_read(f"{name}[{i}]", reader) for i, reader in enumerate(readers)]
         else:  # a list of saved tensors is emptied when freed
             state, _ = _probe(getattr, node, saved_attr)
             entries.append((name, state, None, False) if state != "alive" else None)
