@@ -22,7 +22,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tomllib
@@ -31,12 +30,12 @@ from importlib.metadata import version as installed_version
 from pathlib import Path
 
 import pytest
+from built_package import build
 import yaml
 from packaging.requirements import Requirement
 from packaging.version import Version
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGE_SOURCES = ["pyproject.toml", "README.md", "LICENSE", "autograd_lens"]
 LOWEST, NEWEST = "2.4.0", "2.15.0"             # the range the checks prove
 JUST_BELOW, JUST_ABOVE = "2.3.1", "2.16.0"
 
@@ -63,18 +62,7 @@ def run(*command, cwd: Path) -> subprocess.CompletedProcess:
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
     """The wheel, built offline from a copy of the package's sources."""
-    work = tmp_path_factory.mktemp("wheel")
-    source = work / "source"
-    source.mkdir()
-    for name in PACKAGE_SOURCES:
-        if (ROOT / name).is_dir():
-            shutil.copytree(ROOT / name, source / name, ignore=shutil.ignore_patterns("__pycache__"))
-        else:
-            shutil.copy2(ROOT / name, source / name)
-    built = run(sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir",
-                work / "dist", source, cwd=work)
-    assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
-    (found,) = (work / "dist").glob("autograd_lens-*.whl")
+    (found,) = build(tmp_path_factory.mktemp("wheel"), run).glob("autograd_lens-*.whl")
     return found
 
 

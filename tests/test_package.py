@@ -20,7 +20,6 @@ and pip installs the one wheel with `--no-index --no-deps`.
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 import sysconfig
@@ -29,9 +28,9 @@ from pathlib import Path
 
 import pytest
 
+from built_package import build
+
 ROOT = Path(__file__).resolve().parent.parent
-# What the sdist is built from: pyproject.toml and the files it names.
-PACKAGE_SOURCES = ["pyproject.toml", "README.md", "LICENSE", "autograd_lens"]
 
 # A hidden state carried from one step into the next without detach(): the freed-graph error.
 SCRIPT = """
@@ -79,16 +78,7 @@ def must(result: subprocess.CompletedProcess) -> str:
 @pytest.fixture(scope="module")
 def dist(tmp_path_factory) -> Path:
     """The sdist and the wheel, built from a copy of the package's sources."""
-    work = tmp_path_factory.mktemp("package")
-    source = work / "source"
-    source.mkdir()
-    for name in PACKAGE_SOURCES:
-        if (ROOT / name).is_dir():
-            shutil.copytree(ROOT / name, source / name, ignore=shutil.ignore_patterns("__pycache__"))
-        else:
-            shutil.copy2(ROOT / name, source / name)
-    must(run(sys.executable, "-m", "build", "--no-isolation", "--outdir", work / "dist", source, cwd=work))
-    return work / "dist"
+    return build(tmp_path_factory.mktemp("package"), run)
 
 
 @pytest.fixture(scope="module")
