@@ -51,6 +51,8 @@ class Carrier:
         update: how the source assigns it in the step: ``"accumulate"`` (``total = total + x``,
             ``+=``), ``"assign"``, or ``""`` (not assigned there).
         outside_loop: True when it is read in a loop but assigned only before the loop.
+        form: the value under ``name`` at the failure: ``"tensor"``, ``"tuple"`` (an LSTM's
+            ``(h, c)``), ``"list"``, ``"dict"`` or ``"object"``.
     """
 
     name: str
@@ -62,6 +64,7 @@ class Carrier:
     origin: str = "variable"
     update: str = ""
     outside_loop: bool = False
+    form: str = "tensor"
 
     def as_dict(self) -> dict[str, Any]:
         return {"name": self.name, "file": self.file, "line": self.line,
@@ -72,9 +75,9 @@ class _Found:
     """A tensor found under a name in a frame."""
 
     def __init__(self, frame_index: int, path: str, tensor: torch.Tensor, origin: str,
-                 owner: Any) -> None:
+                 owner: Any, form: str = "tensor") -> None:
         self.frame_index, self.path, self.tensor = frame_index, path, tensor
-        self.origin, self.owner = origin, owner
+        self.origin, self.owner, self.form = origin, owner, form
 
 
 def _explorable(value: Any) -> bool:
@@ -90,19 +93,20 @@ def _explorable(value: Any) -> bool:
 
 
 def _walk_value(frame_index: int, path: str, value: Any, seen: set[int], depth: int,
-                origin: str, owner: Any) -> Iterator[_Found]:
+                origin: str, owner: Any, form: str = "tensor") -> Iterator[_Found]:
     if len(seen) > _OBJECTS_LIMIT or id(value) in seen:
         return
     seen.add(id(value))
     if isinstance(value, torch.Tensor):
         if value.grad_fn is not None:
-            yield _Found(frame_index, path, value, origin, owner)
+            yield _Found(frame_index, path, value, origin, owner, form)
         return
     if depth >= _DEPTH:
         return
     if isinstance(value, tuple):  # an LSTM's (h, c) is named as a whole
         for item in value[:_ITEMS_LIMIT]:
-            yield from _walk_value(frame_index, path, item, seen, depth + 1, origin, owner)
+            yield from _walk_value(frame_index, path, item, seen, depth + 1, origin, owner,
+                                   "tuple")
     elif isinstance(value, list):
         for i, item in enumerate(value[:_ITEMS_LIMIT]):
             yield from _walk_value(frame_index, item_path(path, i), item, seen, depth + 1,
@@ -270,7 +274,7 @@ def find_carriers(order: list[Any], kids: dict[Any, list[Any]], old: set[Any],
                    f"{earlier} already went through{since}")
         carrier = Carrier(where[1], where[0], where[2], where[3], why,
                           "old" if is_old else "carried", found.origin,
-                          _update(uses, found.path), outside)
+                          _update(uses, found.path), outside, found.form)
         rank = (0 if is_old and use is not None else 1 if not is_old else 2, found.frame_index,
                 count)
         ranked.append((rank, carrier))
