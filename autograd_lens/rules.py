@@ -194,9 +194,15 @@ def grad_keeps_graph(case: Case) -> list[Fix]:
     if earlier is None:
         return []
     source, statement = failed[0], failed[1]
-    bound = targets(earlier[0])
-    uses = any(source.reads(s, name) for name in bound for s in source.statements(
-        source.scope_at(statement.lineno)) if earlier[0].end_lineno < s.lineno <= statement.lineno)
+    # Which names hold values computed from the gradient, statement by statement, up to the
+    # failing call: does the loss that backward starts from use the gradient?
+    tainted = set(targets(earlier[0]))
+    for node in source.statements(source.scope_at(statement.lineno)):
+        if earlier[0].end_lineno < node.lineno < statement.lineno and \
+                any(source.reads(node, name) for name in tainted):
+            tainted.update(targets(node))
+    root = receiver(failed[2])
+    uses = root in tainted if root else any(source.reads(statement, n) for n in tainted)
     if uses:
         return one_fix("the gradient is part of the graph, so the loss's backward also goes "
                     "through the gradient (a second derivative)",
