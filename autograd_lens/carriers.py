@@ -52,7 +52,8 @@ class Carrier:
             ``+=``), ``"assign"``, or ``""`` (not assigned there).
         outside_loop: True when it is read in a loop but assigned only before the loop.
         form: the value under ``name`` at the failure: ``"tensor"``, ``"tuple"`` (an LSTM's
-            ``(h, c)``), ``"list"``, ``"dict"`` or ``"object"``.
+            ``(h, c)``), ``"nested tuple"`` (tuples in a tuple), ``"list"``, ``"dict"`` or
+            ``"object"``.
     """
 
     name: str
@@ -104,9 +105,10 @@ def _walk_value(frame_index: int, path: str, value: Any, seen: set[int], depth: 
     if depth >= _DEPTH:
         return
     if isinstance(value, tuple):  # an LSTM's (h, c) is named as a whole
+        nested = form == "nested tuple" or any(isinstance(item, tuple) for item in value)
         for item in value[:_ITEMS_LIMIT]:
             yield from _walk_value(frame_index, path, item, seen, depth + 1, origin, owner,
-                                   "tuple")
+                                   "nested tuple" if nested else "tuple")
     elif isinstance(value, list):
         for i, item in enumerate(value[:_ITEMS_LIMIT]):
             yield from _walk_value(frame_index, item_path(path, i), item, seen, depth + 1,

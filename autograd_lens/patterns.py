@@ -91,13 +91,13 @@ PATTERNS: dict[str, Pattern] = {p.key: p for p in (
             rule=rules_state.total_or_buffer, proofs=("accumulated_loss", "accumulated_loss_augmented")),
     Pattern("hidden_state", "hidden state carried from one batch into the next",
             "detach the state at the start of each batch (h = h.detach() for a tensor; "
-            "state = tuple(s.detach() for s in state) for a tuple such as an LSTM's (h, c)), "
-            "which is truncated backpropagation through time",
+            "state = tuple(s.detach() for s in state) for a tuple such as an LSTM's (h, c), "
+            "and every tensor of nested tuples), which is truncated backpropagation through time",
             ("05_rnn_hidden_state",),
             "detach it at the start of each batch",
             rule=rules_state.detach_state,
-            proofs=("hidden_state_tensor", "hidden_state_tuple", "hidden_state_attribute",
-                    "hidden_state_dict")),
+            proofs=("hidden_state_tensor", "hidden_state_tuple", "hidden_state_nested",
+                    "hidden_state_attribute", "hidden_state_dict")),
     Pattern("module_state", "a module attribute or buffer updated with history",
             "update it under torch.no_grad() or store a .detach()ed value",
             ("16_module_state_with_history",),

@@ -47,12 +47,37 @@ def detached(path: str, form: str) -> str | None:
 
 
 def detach_lines(source: Source, path: str, form: str, indent: str) -> list[str]:
-    value = detached(path, form)
+    """The lines that detach ``path`` (guarded when the program also gives it None); for a
+    nested tuple, with the function :func:`with_helper` defines."""
+    value = f"{helper_name(source)}({path})" if form == "nested tuple" else detached(path, form)
     if value is None:
         return []
     if source.may_be_none(path):
         return [f"{indent}if {path} is not None:", f"{indent}    {path} = {value}"]
     return [f"{indent}{path} = {value}"]
+
+
+def helper_name(source: Source) -> str:
+    """A name for the recursive detaching function that the program does not use yet."""
+    used = {getattr(n, "id", getattr(n, "name", None)) for n in ast.walk(source.tree)}
+    name = "detach_all"
+    while name in used:
+        name += "_"
+    return name
+
+
+def with_helper(plan: Plan, source: Source, line: int, form: str) -> Plan:
+    """For a nested tuple, define the recursive detaching function before the top-level
+    statement (a loop, a function, a class) that holds ``line``."""
+    if form != "nested tuple":
+        return plan
+    top = next(s for s in source.tree.body if s.lineno <= line <= s.end_lineno)
+    first = min([top.lineno] + [d.lineno for d in getattr(top, "decorator_list", [])])
+    name = helper_name(source)
+    return plan.before(first, f"def {name}(state):",
+                       '    """The state with every tensor detached, however its tuples nest."""',
+                       f"    return tuple({name}(s) for s in state) if isinstance(state, tuple) "
+                       "else state.detach()", "", "")
 
 
 def one_fix(computes: str, plan: Plan | None) -> list[Fix]:

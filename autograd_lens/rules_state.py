@@ -11,7 +11,7 @@ from typing import Any
 
 from .edits import Plan, Source, path_of, targets
 from .rules import BACKWARD, Case, Fix, detach_lines, failed_call, one_fix, receiver, recompute, \
-    top_carrier, sum_losses
+    top_carrier, sum_losses, with_helper
 
 
 def detach_state(case: Case) -> list[Fix]:
@@ -23,7 +23,8 @@ def detach_state(case: Case) -> list[Fix]:
     lines = detach_lines(source, carrier.name, carrier.form, source.indent(statement.lineno))
     return one_fix("truncated backpropagation through time: each batch's backward stops at the "
                 "state it was handed, whose values still flow forward",
-                Plan(source).before(statement.lineno, *lines) if lines else None)
+                with_helper(Plan(source).before(statement.lineno, *lines), source,
+                            statement.lineno, carrier.form) if lines else None)
 
 
 def detach_stored(case: Case) -> list[Fix]:
@@ -39,7 +40,8 @@ def detach_stored(case: Case) -> list[Fix]:
     store = stores[0]
     lines = detach_lines(source, carrier.name, carrier.form, source.indent(store.lineno))
     return one_fix("the attribute keeps its running value without a graph: each step's loss "
-                "treats it as a constant", Plan(source).after(store.end_lineno, *lines)
+                "treats it as a constant", with_helper(Plan(source).after(store.end_lineno, *lines),
+                                                       source, store.lineno, carrier.form)
                 if lines else None)
 
 
@@ -117,7 +119,8 @@ def recompute_inside(case: Case) -> list[Fix]:
                  "so it also trains what computes it", recompute(source, carrier.name, loop.body[0]))
     lines = detach_lines(source, carrier.name, carrier.form, source.indent(stores[-1].lineno))
     fixes += one_fix("computed once and kept as a constant: the steps train only what comes "
-                  "after it", Plan(source).after(stores[-1].end_lineno, *lines) if lines else None)
+                  "after it", with_helper(Plan(source).after(stores[-1].end_lineno, *lines), source,
+                                          stores[-1].lineno, carrier.form) if lines else None)
     return fixes
 
 

@@ -151,7 +151,7 @@ def ref_accumulated_augmented():
     torch.manual_seed(0)
     X, w = torch.randn(3, 4), torch.randn(4, requires_grad=True)
     (w.grad,) = torch.autograd.grad((X @ w).sin().sum(), w)
-    return {**state(w=w), "total": torch.tensor(float((X @ w).sin().sum()))}
+    return {**state(w=w), "total": torch.tensor(float((X @ w).sin().sum().detach()))}
 
 
 def _tbptt(cell, steps, loss_of, carry):
@@ -208,6 +208,26 @@ def ref_hidden_attribute():
     set_grads(both, grads)
     return {k.replace("0.", "gru.", 1).replace("1.", "head.", 1): v
             for k, v in state(model=both).items()}
+
+
+def ref_hidden_nested():
+    torch.manual_seed(0)
+    low, high = nn.LSTMCell(3, 4), nn.LSTMCell(4, 4)
+    xs, zeros = torch.randn(3, 2, 3), torch.zeros(2, 4)
+    both = nn.ModuleList([low, high])
+
+    def run(x, states):
+        first = low(x, states[0])
+        return first, high(first[0], states[1])
+
+    def carry(done):
+        states = ((zeros, zeros), (zeros, zeros))
+        for x in done:
+            states = run(x, states)
+        return states
+    grads = _tbptt(both, xs, lambda k, states: run(xs[k], states)[1][0].pow(2).mean(), carry)
+    set_grads(both, grads)
+    return state(low=low, high=high)
 
 
 def ref_hidden_dict():
@@ -381,6 +401,7 @@ REFERENCES = {
     "hidden_state_tuple": (["lstm", "head"], [ref_hidden_tuple]),
     "hidden_state_attribute": (["model"], [ref_hidden_attribute]),
     "hidden_state_dict": (["cell"], [ref_hidden_dict]),
+    "hidden_state_nested": (["low", "high"], [ref_hidden_nested]),
     "module_state": (["model"], [ref_module_state]),
     "outside_loop": (["encoder", "head"], [lambda: _outside(True), lambda: _outside(False)]),
     "shared_trunk": (["trunk", "reg", "cls"], [_trunk, _trunk]),
