@@ -104,14 +104,14 @@ def describe(verified: dict, calls_before: int) -> str:
     if not verified["ran"]:
         return head + f"it could not run ({verified['error']})."
     count = verified["backward_calls"]
+    calls = "1 backward call" if count == 1 else f"{count} backward calls"
     if verified["error"]:
-        return head + f"it still fails, after {count} backward calls: {verified['error']}"
+        return head + f"it still fails, after {calls}: {verified['error']}"
     reached = "past the call that failed" if count > calls_before else \
         "to the end of the program"
-    calls = "1 backward call" if count == 1 else f"{count} backward calls"
     return (head + f"{calls} ran without an error, {reached}. This shows the "
-            "error is gone; it does not show that the edit computes what you meant (the book's "
-            "page on the pattern says what it computes).")
+            "error is gone; it does not show that the edit computes what you meant (the words "
+            "above the edit say what it computes).")
 
 
 class _EditedFinder(importlib.abc.MetaPathFinder):

@@ -142,3 +142,20 @@ def test_the_help_says_verify_reruns_side_effects():
     text = " ".join(done.stdout.split())
     assert "--verify" in text and "repeats the program's side effects" in text
     assert "not that the edit computes what you meant" in text
+
+
+def test_verify_reports_an_edit_that_does_not_fix_the_error(tmp_path):
+    from autograd_lens.verify import describe, verify
+
+    script = SCRIPTS / "fail_01_backward_twice.py"
+    line = script.read_text().splitlines()[8]
+    assert line.startswith("loss.backward()")
+    no_fix = [Edit(str(script), 9, line, ("# still the same", line))]
+    before = _snapshot(SCRIPTS)
+    verified = verify(no_fix, None, [str(script)], calls_before=1)
+    assert verified["ran"] is True and verified["backward_calls"] == 1
+    assert verified["error"].startswith("RuntimeError: Trying to backward through the graph")
+    assert "it still fails, after 1 backward call" in describe(verified, 1)
+    assert _snapshot(SCRIPTS) == before
+    nothing = verify([], None, [str(script)], calls_before=1)
+    assert nothing == {"ran": False, "backward_calls": 0, "error": "no edit was derived to run"}
