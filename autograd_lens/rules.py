@@ -5,6 +5,10 @@ see :class:`~autograd_lens.carriers.Carrier`), the line of the backward that fai
 source. It returns :class:`Fix` es, the first choice first, each saying in words what the fixed
 program computes. It returns nothing when the source does not show the edit plainly: an empty
 answer is honest, a guessed edit is not.
+
+This module holds what every rule uses and the rules about the order of calls (backward twice,
+two losses, ``autograd.grad`` then backward, meta-learning); :mod:`autograd_lens.rules_state`
+holds the rules about values that cross from one step to the next.
 """
 
 from __future__ import annotations

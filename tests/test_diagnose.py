@@ -18,6 +18,7 @@ from torch import nn
 from torch.utils.checkpoint import checkpoint
 
 import autograd_lens as al
+from autograd_lens import patterns as patterns_module
 from autograd_lens import report as report_module
 from lens_functions import Square
 
@@ -417,13 +418,13 @@ def test_links_go_to_the_documentation_address(monkeypatch):
     installed["Project-URL"] = "Homepage, https://example.org/home/"
     installed["Project-URL"] = "Documentation, https://example.org/book/"
     monkeypatch.setattr(importlib.metadata, "metadata", lambda name: installed)
-    assert report_module._documentation_url() == "https://example.org/book/"
+    assert patterns_module._documentation_url() == "https://example.org/book/"
 
     def not_installed(name):
         raise importlib.metadata.PackageNotFoundError(name)
 
     monkeypatch.setattr(importlib.metadata, "metadata", not_installed)
-    assert report_module._documentation_url() == DOCUMENTATION   # read from pyproject.toml
+    assert patterns_module._documentation_url() == DOCUMENTATION   # read from pyproject.toml
 
 
 # ---------------------------------------------------------------------------------------------
