@@ -15,9 +15,10 @@ import sysconfig
 from typing import Any, Callable
 
 import torch
+import torch.utils.checkpoint
 
 from .errors import error_kind
-from .history import LIBRARY_DIRS, History, make_call, user_frame
+from .history import LIBRARY_DIRS, History, make_call, recording_regions, user_frame
 from .situation import Finding, explain
 
 # Frames of the standard library and installed packages are not the user's (IPython's own
@@ -53,19 +54,26 @@ class Watch:
         self.finding: Finding | None = None
         self.error: tuple[int, str] | None = None  # (id, message) of the explained error
         self._saved: list[tuple[Any, str, Any]] = []
+        self.depth = 0  # backward calls running: more than one, a backward inside a backward
+        self.nested = False  # the error came from a backward inside another
 
     def failed(self, error: RuntimeError, roots: Any) -> None:
         """Explain ``error`` (raised by a backward from ``roots``); never raises."""
         if self._explained(error) or error_kind(error) is None:
             return  # (the same error, passing through an outer wrapper)
+        if self.depth > 1:  # the outer backward, whose graph the program holds, explains it
+            self.nested = True
+            return
         frames = user_frames()
         try:
-            self.finding = explain(error, roots, list(self.history.calls), frames)
+            self.finding = explain(error, roots, list(self.history.calls), frames,
+                                   nested=self.nested, regions=list(self.history.regions))
             # Not the error itself: its traceback holds the program's frames and their tensors.
             self.error = (id(error), str(error))
         except Exception:  # noqa: BLE001 - explaining must never add an error of its own
             self.finding, self.error = None, None
         finally:
+            self.nested = False
             del frames
 
     def _wrap(self, original: Callable, kind: str) -> Callable:
@@ -74,12 +82,17 @@ class Watch:
 
         @functools.wraps(original)
         def wrapper(*args, **kwargs):
+            watch.depth += 1
             try:
                 result = original(*args, **kwargs)
             except RuntimeError as error:
                 watch.failed(error, _argument(args, kwargs, 0, "tensors" if kind == "backward"
                                               else "outputs"))
                 raise
+            finally:
+                watch.depth -= 1
+            if watch.depth:  # run by another backward (a custom Function's, a checkpoint's)
+                return result
             retained = _argument(args, kwargs, retain_at, "retain_graph") or \
                 _argument(args, kwargs, retain_at + 1, "create_graph", False)
             history.add(make_call(args[0] if args else kwargs.get(
@@ -93,6 +106,10 @@ class Watch:
             original = getattr(torch.autograd, name)
             self._saved.append((torch.autograd, name, original))
             setattr(torch.autograd, name, self._wrap(original, kind))
+        for name in ("checkpoint", "checkpoint_sequential"):
+            original = getattr(torch.utils.checkpoint, name)
+            self._saved.append((torch.utils.checkpoint, name, original))
+            setattr(torch.utils.checkpoint, name, recording_regions(original, self.history))
         return self
 
     def __exit__(self, *exc_info: Any) -> None:

@@ -1,0 +1,143 @@
+"""Deciding the pattern from evidence: the carrier, the graph between the two calls, the calls.
+
+The command, :func:`~autograd_lens.diagnose` and :class:`~autograd_lens.diagnose_on_error` all
+gather an :class:`Evidence` and ask :func:`decide` which pattern of the catalogue it shows.
+Nothing here reads the words of the user's source: a checkpoint is named when a checkpointed
+region is in the old graph, a custom Function when its node is where a second backward fails,
+and with no evidence for any pattern the answer is ``"unknown"`` (the debugging page).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from .graph import breadth_first, children, is_custom_function, node_name, stale_slots
+from .history import Call, sequence
+
+
+@dataclass
+class Evidence:
+    """What is known about one failed (or predicted) backward.
+
+    Attributes:
+        root_old: the backward starts from a node an earlier call already went through.
+        first_saved: the old nodes holding saved tensors first met from the new part.
+        checkpointed: a checkpointed region lies in the old graph.
+        inplace: saved tensors were modified in place (and no call freed them since).
+        nested: it failed inside a backward run by another backward (a custom Function's
+            backward calling autograd.grad, a reentrant checkpoint).
+        latest: the newest earlier call that explains the old graph, if recorded.
+        same_step: that call ran earlier in the same function as the failing one.
+        same_critic: the new part uses leaves that the earlier call's graph used too, the
+            old graph entering below them (a discriminator run on a batch it already saw).
+        carrier: the most likely carrier (anything with ``kind``, ``origin``, ``update``,
+            ``outside_loop``), or None.
+        through_weights: between the carrier and the old graph lies a node that takes weights
+            (a recurrence), not only sums and scalings (a running statistic).
+        accumulating: from the root, through nodes that save nothing, a sum or stack with an
+            old branch (``total = total + loss``).
+    """
+
+    root_old: bool = False
+    first_saved: list[Any] = field(default_factory=list)
+    checkpointed: bool = False
+    inplace: bool = False
+    nested: bool = False
+    latest: Call | None = None
+    same_step: bool = False
+    same_critic: bool = False
+    carrier: Any = None
+    through_weights: bool = False
+    accumulating: bool = False
+
+
+def decide(evidence: Evidence) -> str:
+    """The key of the pattern in :data:`~autograd_lens.report.PATTERNS` the evidence shows."""
+    e, latest = evidence, evidence.latest
+    if e.inplace:
+        return "modified_in_place"
+    if e.nested:
+        return "checkpoint" if e.checkpointed else "custom_function"
+    if e.root_old:
+        if latest is not None and latest.kind == "grad":
+            return "grad_then_backward"
+        if e.checkpointed:
+            return "checkpoint"
+        if any(_is_custom(n) for n in e.first_saved):
+            return "custom_function"
+        return "backward_twice"
+    if latest is not None and latest.kind == "grad":
+        return "meta_learning" if latest.on_parameters else "higher_order"
+    carrier = e.carrier
+    if carrier is None:
+        if e.accumulating:
+            return "accumulated_loss"
+        return "shared_trunk" if e.same_step else "unknown"
+    if carrier.update == "accumulate":
+        return "module_state" if carrier.origin == "attribute" else "accumulated_loss"
+    if carrier.origin == "list":
+        return "growing_buffer"
+    if carrier.kind == "old":
+        if e.same_step:
+            return "gan_discriminator" if e.same_critic else "two_networks"
+        return "module_state" if carrier.origin == "attribute" else "outside_loop"
+    if e.same_step:
+        return "shared_trunk"
+    if carrier.origin == "attribute":
+        return "hidden_state" if e.through_weights else "module_state"
+    return "hidden_state"
+
+
+def _is_custom(node: Any) -> bool:
+    return is_custom_function(node) and not any(
+        word in node_name(node) for word in ("Checkpoint", "Compiled"))
+
+
+def is_checkpoint(node: Any) -> bool:
+    """A reentrant checkpoint's node."""
+    return "CheckpointFunction" in node_name(node)
+
+
+def in_regions(nodes: Any, regions: list[tuple[int, int]]) -> bool:
+    """Whether a node was created inside a recorded checkpointed region (by sequence number)."""
+    return any(low < sequence(n) <= high for n in nodes for low, high in regions)
+
+
+def first_saved(frontier: list[Any], old: set[Any]) -> list[Any]:
+    """The old nodes holding saved tensors first met below ``frontier`` (the frontier itself
+    when its nodes hold any)."""
+    def holds(node: Any) -> bool:
+        try:
+            return bool(stale_slots(node)[0])
+        except RuntimeError:
+            return False
+
+    found = breadth_first(frontier, stop=holds, follow=lambda n: [c for c in children(n) if c in old])
+    return [n for n in found if holds(n)]
+
+
+def _takes_weights(node: Any, old: set[Any]) -> bool:
+    """Whether ``node`` takes a leaf of this step (directly, or through one view or transpose)."""
+    for child in children(node):
+        if child in old:
+            continue
+        if hasattr(child, "variable") or any(hasattr(c, "variable") for c in children(child)):
+            return True
+    return False
+
+
+def through_weights(start: Any, reaching: Any, old: set[Any]) -> bool:
+    """Whether, from ``start`` down to the old graph, a node on the way takes weights."""
+    if start is None or start in old:
+        return False
+    way = breadth_first([start], stop=lambda n: n in old,
+                        follow=lambda n: [c for c in children(n) if reaching(c)])
+    return any(_takes_weights(n, old) for n in way if n not in old)
+
+
+def leaves_of(nodes: Any) -> set[int]:
+    """The ids of the leaf tensors under ``nodes``' AccumulateGrad nodes."""
+    return {id(n.variable) for n in nodes if isinstance(getattr(n, "variable", None), torch.Tensor)}
