@@ -188,9 +188,9 @@ def _upstream_first(ranked: list[tuple[float, Candidate, Carrier]],
 def rank_candidates(order: list[Any], kids: dict[Any, list[Any]], old: set[Any],
                     frames: list[Any], calls: list[Call], inplace: bool = False,
                     roots: list[Any] = (), view: GraphView | None = None
-                    ) -> list[tuple[float, Any, Carrier]]:
-    """Every candidate with a graph that reaches an old node: (score, its node, the carrier it
-    would be), best first."""
+                    ) -> list[tuple[float, Candidate, Carrier]]:
+    """Every candidate with a graph that reaches an old node: (score, the candidate, the
+    carrier it would be), best first."""
     if not old or not frames:
         return []
     view = view or GraphView(order, kids, old, list(roots) or order[:1])
@@ -204,7 +204,7 @@ def rank_candidates(order: list[Any], kids: dict[Any, list[Any]], old: set[Any],
         relation = view.relation(node)
         if relation is None:
             continue
-        entry = entry_of(candidate, steps)
+        entry = entry_of(candidate, steps, relation in ("frontier", "old"))
         if (entry.name, entry.line) in names:
             continue
         names.add((entry.name, entry.line))
@@ -215,8 +215,7 @@ def rank_candidates(order: list[Any], kids: dict[Any, list[Any]], old: set[Any],
         ranked.append((_score(relation, entry, view.distance.get(node)), candidate, carrier))
     ranked.sort(key=lambda item: -item[0])
     ranked = _one_per_tensor(ranked)
-    return [(score, candidate.tensor.grad_fn, carrier)
-            for score, candidate, carrier in _upstream_first(ranked, view)]
+    return _upstream_first(ranked, view)
 
 
 def _one_per_tensor(ranked: list[tuple[float, Candidate, Carrier]]) -> list:
@@ -246,13 +245,13 @@ def find_carriers(order: list[Any], kids: dict[Any, list[Any]], old: set[Any],
     return [c for c, _ in shown(rank_candidates(order, kids, old, frames, calls, inplace, roots))]
 
 
-def shown(ranked: list[tuple[float, Any, Carrier]]) -> list[tuple[Carrier, Any]]:
-    """The carriers among ranked candidates, with their nodes: those whose score says the
+def shown(ranked: list[tuple[float, Candidate, Carrier]]) -> list[tuple[Carrier, Candidate]]:
+    """The carriers among ranked candidates, with their candidates: those whose score says the
     source brings them (or their old graph) into the step, and close to the best one."""
     if not ranked:
         return []
     least = max(_SHOWN, ranked[0][0] - 4.0)
-    return _collapse([(carrier, node) for score, node, carrier in ranked if score >= least])
+    return _collapse([(carrier, found) for score, found, carrier in ranked if score >= least])
 
 
 def _collapse(pairs: list[tuple[Carrier, Any]]) -> list[tuple[Carrier, Any]]:

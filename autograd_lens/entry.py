@@ -12,14 +12,20 @@ For each :class:`~autograd_lens.candidates.Candidate`, :func:`entry_of` reads th
 
 from __future__ import annotations
 
+import ast
 import inspect
+import sysconfig
 from dataclasses import dataclass
 from typing import Any
 
 from .candidates import Candidate
-from .history import Call
+from .history import LIBRARY_DIRS, Call
 from .reads import (Use, first_read, function_at, overlaps, reads_of_attribute, source_tree,
                     step_uses, uses_of)
+
+
+# Files that are not the user's: the standard library, installed packages, PyTorch, this package.
+NOT_USERS = tuple({sysconfig.get_paths()[k] for k in ("stdlib", "purelib", "platlib")}) + LIBRARY_DIRS
 
 
 @dataclass(frozen=True)
@@ -64,9 +70,11 @@ def _update(uses: list[Use], path: str) -> str:
     return "accumulate" if any(u.adds for u in stores) else "assign"
 
 
-def _read_in_methods(candidate: Candidate, files: list[str]) -> tuple[str, str, int, str] | None:
-    """For an attribute (``model.center``), a function that reads it before assigning it:
-    (name as written there, file, line, function)."""
+def _read_in_methods(candidate: Candidate, files: list[str],
+                     old: bool) -> tuple[str, str, int, str] | None:
+    """For an attribute (``model.center``), a function of the user's files that reads it
+    before assigning it (or, for an old tensor, reads it at all): (name as written there,
+    file, line, function)."""
     parts = candidate.path.split(".", 1)
     if len(parts) < 2:
         return None
@@ -77,11 +85,26 @@ def _read_in_methods(candidate: Candidate, files: list[str]) -> tuple[str, str, 
             files = [inspect.getsourcefile(type(candidate.owner)) or ""] + files
         except TypeError:
             pass
-    for filename in dict.fromkeys(f for f in files if f):
+    found = None
+    for filename in dict.fromkeys(f for f in files if f and not f.startswith(NOT_USERS)):
         tree = source_tree(filename)
         for function, use, before in ([] if tree is None else reads_of_attribute(tree, attr)):
             if before:
                 return use.path + suffix, filename, use.line, function
+            if old and found is None:
+                found = use.path + suffix, filename, use.line, function
+    return found
+
+
+def _read_in_functions(name: str, filename: str) -> tuple[str, int, str] | None:
+    """A function of ``filename`` that reads the global ``name`` before assigning it:
+    (file, line, function)."""
+    tree = source_tree(filename)
+    for node in ([] if tree is None else ast.walk(tree)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            use, before = first_read(uses_of(node), name)
+            if before:
+                return filename, use.line, node.name
     return None
 
 
@@ -95,8 +118,9 @@ def _in_closure(candidate: Candidate) -> Entry:
                  code.co_name)
 
 
-def entry_of(candidate: Candidate, steps: list[Step]) -> Entry:
-    """How ``candidate`` enters the step (``steps``: one per frame, innermost first)."""
+def entry_of(candidate: Candidate, steps: list[Step], old: bool = False) -> Entry:
+    """How ``candidate`` enters the step (``steps``: one per frame, innermost first; ``old``:
+    its tensor belongs to an old graph)."""
     if candidate.code is not None:
         return _in_closure(candidate)
     step = steps[candidate.frame_index]
@@ -104,6 +128,8 @@ def entry_of(candidate: Candidate, steps: list[Step]) -> Entry:
     root = path.split(".")[0].split("[")[0]
     argument = root in step.parameters and root != "self"
     use, before = first_read(uses, path)
+    if use is None and "." in path:  # a method of the object is called: ``prior.log_prob(a)``
+        use, before = first_read(uses, root)
     deeper = use is not None and "." in path[len(use.path):]
     assigned = any(u.store and overlaps(u.path, path) for u in uses)
     outside = not any(u.store and overlaps(u.path, root) for u in uses)
@@ -112,9 +138,10 @@ def entry_of(candidate: Candidate, steps: list[Step]) -> Entry:
         return Entry("read_first", path, code.co_filename, use.line, code.co_name, update,
                      outside, argument)
     if "." in path:
-        other = _read_in_methods(candidate, [f.frame.f_code.co_filename for f in steps])
+        other = _read_in_methods(candidate, [f.frame.f_code.co_filename for f in steps], old)
         if other is not None:
-            return Entry("kept", other[0], other[1], other[2], other[3], update, False, argument)
+            return Entry("kept", other[0], other[1], other[2], other[3], update, outside,
+                         argument)
     if before:  # read through an object the step reads (``agent`` handed to a loss function)
         return Entry("read_first", path, code.co_filename, use.line, code.co_name, update,
                      outside, argument)
@@ -122,5 +149,8 @@ def entry_of(candidate: Candidate, steps: list[Step]) -> Entry:
         line = next(u.line for u in uses if u.store and overlaps(u.path, path))
         return Entry("assigned_first", path, code.co_filename, line, code.co_name, update,
                      False, argument)
+    elsewhere = _read_in_functions(path, code.co_filename) if path == root else None
+    if elsewhere is not None:  # a global that a function of the step reads
+        return Entry("read_first", path, *elsewhere, update, True, False)
     return Entry("unread", path, code.co_filename, step.frame.f_lineno, code.co_name, update,
-                 False, argument)
+                 outside, argument)

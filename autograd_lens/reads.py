@@ -142,6 +142,13 @@ class _Reader:
             self.loop(node)
         elif isinstance(node, ast.While):
             self.loop(node)
+        elif isinstance(node, ast.If):  # ``if self.bank:`` looks at a container, reads no tensor
+            test = node.test.operand if isinstance(node.test, ast.UnaryOp) and isinstance(
+                node.test.op, ast.Not) else node.test
+            (self.look if path_of(test) is not None else self.load)(
+                [test] if path_of(test) is not None else node.test)
+            for child in node.body + node.orelse:
+                self.statement(child)
         else:
             for child in ast.iter_child_nodes(node):
                 self.load(child)
@@ -259,6 +266,9 @@ def reads_of_attribute(tree: ast.Module, attr: str) -> list[tuple[str, Use, bool
         for path in sorted(paths):
             base = path if path.endswith("." + attr) else path.split(f".{attr}[")[0] + "." + attr
             use, before = first_read(uses, base)
+            if use is None:  # assigned first (a cache filled once), then read
+                use = next((u for u in uses if not u.store and not u.mutator
+                            and overlaps(u.path, base)), None)
             if use is not None:
                 found.append((node.name, use, before))
     return found

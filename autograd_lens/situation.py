@@ -14,6 +14,7 @@ from typing import Any
 
 import torch
 
+from .candidates import Candidate
 from .carriers import Carrier, GraphView, rank_candidates, shown
 from .diagnose import diagnose
 from .errors import is_inplace_error
@@ -88,7 +89,7 @@ def _where(filename: str) -> str:
     return os.path.basename(filename)
 
 
-def _evidence(carriers: list[tuple[Carrier, Any]], view: Any, order: list[Any], kids: dict[Any, list[Any]],
+def _evidence(carriers: list[tuple[Carrier, Candidate]], view: Any, order: list[Any], kids: dict[Any, list[Any]],
               old: set[Any], roots: list[Any], calls: list[Call], inplace: bool,
               frames: list[Any], known: dict[int, Any], nested: bool,
               regions: list[tuple[int, int]]) -> Evidence:
@@ -108,8 +109,15 @@ def _evidence(carriers: list[tuple[Carrier, Any]], view: Any, order: list[Any], 
         before = breadth_first(alive) if alive else list(old)
         new_leaves = leaves_of([c for n in order if n not in old for c in kids[n]])
         evidence.same_critic = bool(new_leaves & leaves_of(before))
-    if carriers and carriers[0][0].kind == "carried":
-        evidence.through_weights = through_weights(carriers[0][1], view.reaches, old)
+        evidence.new_weights = bool(new_leaves)
+    if carriers:
+        carrier, candidate = carriers[0]
+        evidence.on_module = isinstance(candidate.owner, torch.nn.Module)
+        number = sequence(candidate.tensor.grad_fn)
+        if carrier.kind == "old":
+            evidence.again = next((c for c in calls if number in c.roots), None)
+        if carrier.kind == "carried":
+            evidence.through_weights = through_weights(candidate.tensor.grad_fn, view.reaches, old)
     return evidence
 
 

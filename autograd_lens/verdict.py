@@ -24,6 +24,8 @@ class Evidence:
 
     Attributes:
         root_old: the backward starts from a node an earlier call already went through.
+        again: the earlier call that started from the carrier itself (``loss.backward()``,
+            then ``(loss + penalty).backward()``), if any.
         first_saved: the old nodes holding saved tensors first met from the new part.
         checkpointed: a checkpointed region lies in the old graph.
         inplace: saved tensors were modified in place (and no call freed them since).
@@ -33,15 +35,19 @@ class Evidence:
         same_step: that call ran earlier in the same function as the failing one.
         same_critic: the new part uses leaves that the earlier call's graph used too, the
             old graph entering below them (a discriminator run on a batch it already saw).
+        new_weights: the new part of the graph takes leaves (a second network), not only
+            the old part (a second loss over the same output).
         carrier: the most likely carrier (anything with ``kind``, ``origin``, ``update``,
             ``outside_loop``), or None.
         through_weights: between the carrier and the old graph lies a node that takes weights
             (a recurrence), not only sums and scalings (a running statistic).
+        on_module: the carrier is an attribute (or entry) kept on an ``nn.Module``.
         accumulating: from the root, through nodes that save nothing, a sum or stack with an
             old branch (``total = total + loss``).
     """
 
     root_old: bool = False
+    again: Call | None = None
     first_saved: list[Any] = field(default_factory=list)
     checkpointed: bool = False
     inplace: bool = False
@@ -49,7 +55,9 @@ class Evidence:
     latest: Call | None = None
     same_step: bool = False
     same_critic: bool = False
+    new_weights: bool = False
     carrier: Any = None
+    on_module: bool = False
     through_weights: bool = False
     accumulating: bool = False
 
@@ -59,9 +67,13 @@ def decide(evidence: Evidence) -> str:
     e, latest = evidence, evidence.latest
     if e.inplace:
         return "modified_in_place"
-    if e.nested:
-        return "checkpoint" if e.checkpointed else "custom_function"
-    if e.root_old:
+    if e.nested and e.checkpointed:
+        return "checkpoint"
+    if e.nested and any(_is_custom(n) for n in e.first_saved):
+        return "custom_function"
+    if e.root_old or e.again is not None:
+        if e.again is not None:
+            latest = e.again
         if latest is not None and latest.kind == "grad":
             return "grad_then_backward"
         if e.checkpointed:
@@ -82,8 +94,11 @@ def decide(evidence: Evidence) -> str:
         return "growing_buffer"
     if carrier.kind == "old":
         if e.same_step:
-            return "gan_discriminator" if e.same_critic else "two_networks"
-        return "module_state" if carrier.origin == "attribute" else "outside_loop"
+            return "gan_discriminator" if e.same_critic else \
+                "two_networks" if e.new_weights else "shared_trunk"
+        if carrier.origin == "attribute" and (e.on_module or not carrier.outside_loop):
+            return "module_state"
+        return "outside_loop"
     if e.same_step:
         return "shared_trunk"
     if carrier.origin == "attribute":
