@@ -69,7 +69,7 @@ class Carrier:
 
     def as_dict(self) -> dict[str, Any]:
         return {"name": self.name, "file": self.file, "line": self.line,
-                "function": self.function, "why": self.why, "form": self.form}
+                "function": self.function, "why": self.why}
 
 
 class GraphView:

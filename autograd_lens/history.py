@@ -108,6 +108,16 @@ class History:
         self.regions.clear()
 
 
+ACTIVE: list[History] = []
+"""The histories being recorded now (by the command's watch or ``diagnose_on_error``), newest
+last: :func:`~autograd_lens.diagnose` reads the calls recorded there."""
+
+
+def recorded_calls() -> list[Call]:
+    """The calls recorded by the newest active history, oldest first (empty when none)."""
+    return list(ACTIVE[-1].calls) if ACTIVE else []
+
+
 _PROBE = torch.zeros((), requires_grad=True)
 
 

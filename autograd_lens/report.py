@@ -60,10 +60,8 @@ class Pattern:
     suspect_fix: str = ""
 
     def links(self) -> list[str]:
-        """Addresses of the published notebooks about this pattern (an entry with a folder,
-        such as ``chapters/debugging``, is a page of the book outside ``notebooks/``)."""
-        return [f"{BOOK_URL}{name if '/' in name else 'notebooks/' + name}.html"
-                for name in self.notebooks]
+        """Addresses of the published pages about this pattern (notebooks, or chapters/...)."""
+        return [f"{BOOK_URL}{n if '/' in n else 'notebooks/' + n}.html" for n in self.notebooks]
 
 
 PATTERNS: dict[str, Pattern] = {p.key: p for p in (
@@ -139,10 +137,8 @@ PATTERNS: dict[str, Pattern] = {p.key: p for p in (
             "detach the output before the second network if its loss should not train the first "
             "(net2(h.detach())), or sum the two losses and call backward once",
             ("04_two_networks", "02_two_losses_one_forward")),
-    Pattern("unknown", "none of the book's patterns: what was seen does not show one",
-            "find the tensor that crosses from one step into the next (the carriers and the "
-            "frontier above) and detach it, or compute it inside the step",
-            ("chapters/debugging",)),
+    Pattern("unknown", "none that the evidence shows", "find the tensor that crosses from one "
+            "step into the next and detach it, or compute it inside the step", ("chapters/debugging",)),
 )}
 """The patterns :func:`~autograd_lens.diagnose` can name, by key."""
 

@@ -71,15 +71,17 @@ class Finding:
             lines.append("Where the graphs meet: " + ", ".join(self.frontier[:5])
                          + (" ..." if len(self.frontier) > 5 else ""))
         lines += self.notes
-        if self.pattern is not None and self.pattern.key == "unknown":
-            lines.append("Likely pattern: none that the evidence shows (no carrier, no "
-                         "telling graph); the debugging page says how to look.")
-            lines.append(f"See: {self.page}")
-        elif self.pattern is not None:
-            lines.append(f"Likely pattern: {self.pattern.title}.")
-            lines.append(f"Fix: {self.pattern.fix}.")
-            lines.append(f"See: {self.page}")
-        return "\n".join(lines)
+        return "\n".join(lines + self.pattern_lines())
+
+    def pattern_lines(self) -> list[str]:
+        """The likely pattern, its fix and its page (or: no pattern, and the debugging page)."""
+        if self.pattern is None:
+            return []
+        if self.pattern.key == "unknown":
+            return ["Likely pattern: none that the evidence shows (no carrier, no telling "
+                    "graph); the debugging page says how to look.", f"See: {self.page}"]
+        return [f"Likely pattern: {self.pattern.title}.", f"Fix: {self.pattern.fix}.",
+                f"See: {self.page}"]
 
 
 def _where(filename: str) -> str:
@@ -110,6 +112,9 @@ def _evidence(carriers: list[tuple[Carrier, Candidate]], view: Any, order: list[
         new_leaves = leaves_of([c for n in order if n not in old for c in kids[n]])
         evidence.same_critic = bool(new_leaves & leaves_of(before))
         evidence.new_weights = bool(new_leaves)
+    evidence.recurrence = through_weights(roots[0], view.reaches, old, shared=True)
+    evidence.disjoint = not (leaves_of([c for n in order if n not in old for c in kids[n]])
+                             & leaves_of([c for n in old for c in kids.get(n, ())]))
     if carriers:
         carrier, candidate = carriers[0]
         evidence.on_module = isinstance(candidate.owner, torch.nn.Module)
@@ -169,8 +174,10 @@ def explain(error: BaseException, roots: Any, calls: list[Call], frames: list[An
         old, used = old_nodes(order, list(calls), inplace, known)
         if not old and nested:  # a nested backward freed what the outer one retained
             old, used = old_nodes(order, list(calls), True, known)
-    else:
-        old, used = old & set(order), list(reversed(calls))
+    else:  # known from a prediction: with the nodes above it that the calls went through
+        found, used = old_nodes(order, list(calls), inplace, known)
+        old = (old | found) & set(order)
+        used = used or list(reversed(calls))
     view = GraphView(order, kids, old, root_nodes)
     carriers = shown(rank_candidates(order, kids, old, frames, used, inplace, root_nodes, view))
     evidence = _evidence(carriers, view, order, kids, old, root_nodes, used, inplace, frames,

@@ -10,12 +10,21 @@ and with no evidence for any pattern the answer is ``"unknown"`` (the debugging 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import torch
 
 from .graph import breadth_first, children, is_custom_function, node_name, stale_slots
 from .history import Call, sequence
+
+
+class Suspected(NamedTuple):
+    """A carrier known only by its graph (a suspect named to ``diagnose``)."""
+
+    kind: str
+    origin: str
+    update: str = ""
+    outside_loop: bool = False
 
 
 @dataclass
@@ -44,6 +53,10 @@ class Evidence:
         on_module: the carrier is an attribute (or entry) kept on an ``nn.Module``.
         accumulating: from the root, through nodes that save nothing, a sum or stack with an
             old branch (``total = total + loss``).
+        recurrence: between the root and the old graph, a node takes weights that the old
+            graph took too: the same model run again on an old output.
+        disjoint: the new part of the graph and the old part use no leaf in common (two heads
+            on one shared part).
     """
 
     root_old: bool = False
@@ -60,6 +73,8 @@ class Evidence:
     on_module: bool = False
     through_weights: bool = False
     accumulating: bool = False
+    recurrence: bool = False
+    disjoint: bool = False
 
 
 def decide(evidence: Evidence) -> str:
@@ -71,9 +86,9 @@ def decide(evidence: Evidence) -> str:
         return "checkpoint"
     if e.nested and any(_is_custom(n) for n in e.first_saved):
         return "custom_function"
-    if e.root_old or e.again is not None:
-        if e.again is not None:
-            latest = e.again
+    again = e.again is not None and e.again.kind == "backward"
+    if e.root_old or again:
+        latest = e.again if again else latest
         if latest is not None and latest.kind == "grad":
             return "grad_then_backward"
         if e.checkpointed:
@@ -87,7 +102,9 @@ def decide(evidence: Evidence) -> str:
     if carrier is None:
         if e.accumulating:
             return "accumulated_loss"
-        return "shared_trunk" if e.same_step else "unknown"
+        if e.recurrence:
+            return "hidden_state"
+        return "shared_trunk" if e.same_step or e.disjoint else "unknown"
     if carrier.update == "accumulate":
         return "module_state" if carrier.origin == "attribute" else "accumulated_loss"
     if carrier.origin == "list":
@@ -134,23 +151,34 @@ def first_saved(frontier: list[Any], old: set[Any]) -> list[Any]:
     return [n for n in found if holds(n)]
 
 
-def _takes_weights(node: Any, old: set[Any]) -> bool:
-    """Whether ``node`` takes a leaf of this step (directly, or through one view or transpose)."""
+_VIEWS = ("TBackward", "ViewBackward", "TransposeBackward", "PermuteBackward", "ExpandBackward",
+          "UnsqueezeBackward", "SqueezeBackward", "UnsafeViewBackward", "ReshapeAliasBackward")
+
+
+def _weights(node: Any, old: set[Any]) -> list[Any]:
+    """The leaves ``node`` itself takes (directly, or through a view or transpose of one)."""
+    found = []
     for child in children(node):
-        if child in old:
-            continue
-        if hasattr(child, "variable") or any(hasattr(c, "variable") for c in children(child)):
-            return True
-    return False
+        if hasattr(child, "variable"):
+            found.append(child)
+        elif child not in old and node_name(child).startswith(_VIEWS):
+            found += [n for n in children(child) if hasattr(n, "variable")]
+    return found
 
 
-def through_weights(start: Any, reaching: Any, old: set[Any]) -> bool:
-    """Whether, from ``start`` down to the old graph, a node on the way takes weights."""
+def through_weights(start: Any, reaching: Any, old: set[Any], shared: bool = False) -> bool:
+    """Whether, from ``start`` down to the old graph, a node on the way takes weights (with
+    ``shared``: weights that the old graph took too, the same model run again on its output,
+    a recurrence)."""
     if start is None or start in old:
         return False
     way = breadth_first([start], stop=lambda n: n in old,
                         follow=lambda n: [c for c in children(n) if reaching(c)])
-    return any(_takes_weights(n, old) for n in way if n not in old)
+    taken = leaves_of(w for n in way if n not in old for w in _weights(n, old))
+    if not shared:
+        return bool(taken)
+    below = breadth_first([c for n in way for c in children(n) if c in old])
+    return bool(taken & leaves_of(below))
 
 
 def leaves_of(nodes: Any) -> set[int]:

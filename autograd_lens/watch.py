@@ -18,7 +18,7 @@ import torch.utils.checkpoint
 
 from .errors import error_kind
 from .entry import NOT_USERS
-from .history import History, make_call, recording_regions, user_frame
+from .history import History, make_call, ACTIVE, recording_regions, user_frame
 from .situation import Finding, explain
 
 
@@ -122,9 +122,12 @@ class Watch:
             original = getattr(torch.utils.checkpoint, name)
             self._saved.append((torch.utils.checkpoint, name, original))
             setattr(torch.utils.checkpoint, name, recording_regions(original, self.history))
+        ACTIVE.append(self.history)
         return self
 
     def __exit__(self, *exc_info: Any) -> None:
+        if self.history in ACTIVE:
+            ACTIVE.remove(self.history)
         while self._saved:
             owner, name, original = self._saved.pop()
             setattr(owner, name, original)

@@ -1,6 +1,6 @@
-"""Pages from words, no evidence: the recurrent state lives in a generator's own frame, where
-no name of the failing step reaches it; the command must say it has no pattern to offer,
-not guess "hidden state"."""
+"""Pages from the graph: the recurrent state lives in a generator's own frame, where no name of
+the failing step reaches it (no carrier); the graph still shows the same cell run again on an
+old output, a recurrence."""
 import torch
 from torch import nn
 
@@ -20,4 +20,4 @@ next(stream)
 for step in range(3):
     out = stream.send(torch.randn(1, 2))
     out.pow(2).sum().backward()
-# page: chapters/debugging
+# page: 05_rnn_hidden_state
