@@ -20,8 +20,8 @@ from typing import Any
 
 from .candidates import Candidate
 from .history import LIBRARY_DIRS, Call
-from .reads import (Use, first_read, function_at, overlaps, reads_of_attribute, source_tree,
-                    step_uses, uses_of)
+from .reads import (Use, first_read, function_at, innermost_loop, overlaps, reads_of_attribute,
+                    source_tree, step_uses, uses_of)
 
 
 # Files that are not the user's: the standard library, installed packages, PyTorch, this package.
@@ -57,6 +57,9 @@ class Step:
                 code.co_filename, code.co_firstlineno):
             previous = latest.where[2]
         self.uses: list[Use] = [] if scope is None else step_uses(scope, frame.f_lineno, previous)
+        loop = None if scope is None else innermost_loop(scope, frame.f_lineno)
+        # Every path the loop's body assigns (after the failing line too): not "outside".
+        self.assigned = {u.path for u in uses_of(loop) if u.store} if loop is not None else None
         self.read = {u.path.split(".")[0].split("[")[0] for u in self.uses if not u.store}
         count = code.co_argcount + code.co_kwonlyargcount
         self.parameters = set() if code.co_name == "<module>" else set(code.co_varnames[:count])
@@ -118,6 +121,17 @@ def _in_closure(candidate: Candidate) -> Entry:
                  code.co_name)
 
 
+def _made_again(uses: list[Use], path: str, read: Use) -> bool:
+    """Whether the value ``path`` holds now was assigned in the step after ``read``, by a
+    statement that does not read it (``output = netD(fake)`` after ``print(output)``), unlike
+    ``out, h = rnn(x, h)``, whose new value is made from the one read."""
+    later = [u for u in uses if u.store and u.path == path and u.line >= read.line]
+    if not later:
+        return False
+    reads = {u.line for u in uses if not u.store and overlaps(u.path, path)}
+    return later[-1].line not in reads
+
+
 def entry_of(candidate: Candidate, steps: list[Step], old: bool = False) -> Entry:
     """How ``candidate`` enters the step (``steps``: one per frame, innermost first; ``old``:
     its tensor belongs to an old graph)."""
@@ -130,9 +144,12 @@ def entry_of(candidate: Candidate, steps: list[Step], old: bool = False) -> Entr
     use, before = first_read(uses, path)
     if use is None and "." in path:  # a method of the object is called: ``prior.log_prob(a)``
         use, before = first_read(uses, root)
+    if before and _made_again(uses, path, use):
+        before = False
     deeper = use is not None and "." in path[len(use.path):]
     assigned = any(u.store and overlaps(u.path, path) for u in uses)
-    outside = not any(u.store and overlaps(u.path, root) for u in uses)
+    outside = not any(u.store and overlaps(u.path, root) for u in uses) and not (
+        step.assigned and any(overlaps(p, root) for p in step.assigned))
     update = _update(uses, path)
     if before and not deeper:
         return Entry("read_first", path, code.co_filename, use.line, code.co_name, update,
@@ -146,8 +163,14 @@ def entry_of(candidate: Candidate, steps: list[Step], old: bool = False) -> Entr
         return Entry("read_first", path, code.co_filename, use.line, code.co_name, update,
                      outside, argument)
     if assigned:
-        line = next(u.line for u in uses if u.store and overlaps(u.path, path))
-        return Entry("assigned_first", path, code.co_filename, line, code.co_name, update,
+        stores = [u for u in uses if u.store and overlaps(u.path, path)]
+        store = stores[-1] if before is False and use is not None else stores[0]
+        if store.alias and store.path == path:  # ``value = value_next``: the value came in
+            source, came_in = first_read(uses[:uses.index(store)], store.alias)
+            if came_in:
+                return Entry("read_first", store.alias, code.co_filename, store.line,
+                             code.co_name, update, False, argument)
+        return Entry("assigned_first", path, code.co_filename, store.line, code.co_name, update,
                      False, argument)
     elsewhere = _read_in_functions(path, code.co_filename) if path == root else None
     if elsewhere is not None:  # a global that a function of the step reads

@@ -33,6 +33,7 @@ class Use(NamedTuple):
     line: int
     mutator: bool = False
     adds: bool = False  # an assignment that adds to the old value: total = total + x, total += x
+    alias: str = ""  # for ``value = value_next``: the path whose value it takes
 
 
 def path_of(node: ast.AST) -> str | None:
@@ -105,7 +106,7 @@ class _Reader:
         for child in ast.iter_child_nodes(node):
             self.load(child)
 
-    def store(self, target: ast.AST, adds: bool = False) -> None:
+    def store(self, target: ast.AST, adds: bool = False, alias: str = "") -> None:
         if isinstance(target, (ast.Tuple, ast.List)):
             for item in target.elts:
                 self.store(item)
@@ -116,7 +117,7 @@ class _Reader:
             if isinstance(target, ast.Subscript):
                 self.load(target.slice)
             if path is not None:
-                self.uses.append(Use(path, True, target.lineno, adds=adds))
+                self.uses.append(Use(path, True, target.lineno, adds=adds, alias=alias))
 
     def statement(self, node: ast.stmt) -> None:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -125,10 +126,11 @@ class _Reader:
             self.load(node.value)
             value = node.value
             adds = isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add)
+            alias = path_of(value) or ""
             for target in node.targets:
                 path = path_of(target)
                 self.store(target, adds and path is not None
-                           and path in (path_of(value.left), path_of(value.right)))
+                           and path in (path_of(value.left), path_of(value.right)), alias)
         elif isinstance(node, ast.AugAssign):
             self.load(node.target)
             self.load(node.value)
@@ -266,6 +268,8 @@ def reads_of_attribute(tree: ast.Module, attr: str) -> list[tuple[str, Use, bool
         for path in sorted(paths):
             base = path if path.endswith("." + attr) else path.split(f".{attr}[")[0] + "." + attr
             use, before = first_read(uses, base)
+            if use is not None and len(use.path) > len(base):  # self.queue.T names self.queue
+                use = use._replace(path=base)
             if use is None:  # assigned first (a cache filled once), then read
                 use = next((u for u in uses if not u.store and not u.mutator
                             and overlaps(u.path, base)), None)

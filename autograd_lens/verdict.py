@@ -115,7 +115,8 @@ def decide(evidence: Evidence) -> str:
                 "two_networks" if e.new_weights else "shared_trunk"
         if carrier.origin == "attribute" and (e.on_module or not carrier.outside_loop):
             return "module_state"
-        return "outside_loop"
+        # Assigned only before the loop: reused every step; else kept from the step before.
+        return "outside_loop" if carrier.outside_loop else "hidden_state"
     if e.same_step:
         return "shared_trunk"
     if carrier.origin == "attribute":
