@@ -39,6 +39,7 @@ class Candidate:
         form: what the path's name holds: ``"tensor"``, ``"tuple"``, ``"list"``, ``"dict"`` or
             ``"object"``.
         code: for a variable a closure holds, the code of the function that closes over it.
+        container: for an entry of a list or dict, that list or dict.
     """
 
     frame_index: int
@@ -48,6 +49,7 @@ class Candidate:
     owner: Any
     form: str
     code: Any = None
+    container: Any = None
 
 
 def form_of(value: Any) -> str:
@@ -108,27 +110,28 @@ class _Walker:
         return True
 
     def value(self, index: int, path: str, value: Any, depth: int, origin: str, owner: Any,
-              form: str, code: Any = None) -> Iterator[Candidate]:
+              form: str, code: Any = None, container: Any = None) -> Iterator[Candidate]:
         if not self._visit(value):
             return
         if isinstance(value, torch.Tensor):
             if value.grad_fn is not None:
-                yield Candidate(index, path, value, origin, owner, form, code)
+                yield Candidate(index, path, value, origin, owner, form, code, container)
             return
         if depth >= DEPTH:
             return
         if isinstance(value, tuple):  # an LSTM's (h, c) is named as a whole
             for item in value[:ITEMS_LIMIT]:
-                yield from self.value(index, path, item, depth + 1, origin, owner, form, code)
+                yield from self.value(index, path, item, depth + 1, origin, owner, form, code,
+                                      container)
         elif isinstance(value, list):
             for i, item in enumerate(value[:ITEMS_LIMIT]):
                 yield from self.value(index, item_path(path, i), item, depth + 1, "list",
-                                      owner, form_of(item), code)
+                                      owner, form_of(item), code, value)
         elif isinstance(value, dict):
             for key, item in list(value.items())[:ITEMS_LIMIT]:
                 if isinstance(key, (str, int)):
                     yield from self.value(index, item_path(path, key), item, depth + 1, "list",
-                                          owner, form_of(item), code)
+                                          owner, form_of(item), code, value)
         elif isinstance(value, types.FunctionType):
             yield from self.closure(index, value, depth)
         elif _explorable(value):

@@ -145,14 +145,7 @@ def _earlier(call: Call | None) -> str:
 def _why(relation: str, entry: Entry, earlier: str, since: str) -> str:
     graph = f"a graph that {earlier} already went through{since}"
     if relation in ("frontier", "old"):
-        if entry.how == "kept":
-            return f"is kept on an object and read here before it is assigned; it holds {graph}"
-        if entry.argument:
-            return f"is handed in by the caller and holds {graph}"
-        if entry.how == "read_first" and entry.outside_loop and entry.function != "<module>" \
-                or entry.how == "read_first":
-            return f"holds {graph}; it enters this step's computation here"
-        return f"holds {graph}"
+        return _why_old(entry, graph)
     if entry.how == "kept":
         return (f"is kept on an object and read here before it is assigned, so the value that "
                 f"comes in was made earlier, and its graph reaches {graph}")
@@ -161,8 +154,25 @@ def _why(relation: str, entry: Entry, earlier: str, since: str) -> str:
     return f"is computed in this step from {graph}"
 
 
+def _why_old(entry: Entry, graph: str) -> str:
+    if entry.how == "kept":
+        return f"is kept on an object and read here; it holds {graph}"
+    if entry.argument:
+        return f"is handed in by the caller and holds {graph}"
+    if entry.how == "assigned_first":
+        return f"is assigned in this step a tensor that holds {graph}; it is used here"
+    if entry.how == "read_first":
+        if entry.outside_loop:
+            return (f"holds {graph}; it is assigned only before the loop, and enters this "
+                    f"step's computation here")
+        return f"holds {graph}; it enters this step's computation here"
+    return f"holds {graph} (the step's source does not show where it is read)"
+
+
 def _score(relation: str, entry: Entry, distance: int | None) -> float:
     score = _RELATION[relation] + _HOW[entry.how]
+    if entry.how == "assigned_first" and relation in ("frontier", "old"):
+        score -= _HOW[entry.how]  # an old tensor bound in the step (``loss = step(batch)``)
     if relation == "fresh" and distance is not None:
         score += 1.0 / (1 + distance)
     if entry.argument:

@@ -84,8 +84,10 @@ def _carrier(suspects: list[tuple[Suspect, Pattern]], items: list[Any],
     for (suspect, _), (name, tensor, origin) in zip(suspects, items):
         if suspect.state == "stale" and suspect.reaches_root:
             node = tensor.grad_fn
-            carrier = Suspected("old" if stale(node) else "carried",
-                                {"module": "attribute", "list": "list"}.get(origin, "variable"))
+            old = stale(node)  # an old tensor named as a suspect is reused from before
+            carrier = Suspected("old" if old else "carried",
+                                {"module": "attribute", "list": "list"}.get(origin, "variable"),
+                                outside_loop=old)
             return carrier, node
     return None, None
 

@@ -78,16 +78,25 @@ def _read_in_methods(candidate: Candidate, files: list[str],
     """For an attribute (``model.center``), a function of the user's files that reads it
     before assigning it (or, for an old tensor, reads it at all): (name as written there,
     file, line, function)."""
-    parts = candidate.path.split(".", 1)
+    parts = candidate.path.split(".")
     if len(parts) < 2:
         return None
-    attr = parts[1].split(".")[-1].split("[")[0]
-    suffix = candidate.path[candidate.path.rindex(attr) + len(attr):]
     if candidate.owner is not None:
         try:
             files = [inspect.getsourcefile(type(candidate.owner)) or ""] + files
         except TypeError:
             pass
+    for depth in range(len(parts) - 1, 0, -1):  # self.prior.scale, then self.prior
+        attr = parts[depth].split("[")[0]
+        suffix = parts[depth][len(attr):] if depth == len(parts) - 1 else ""
+        found = _reading(attr, suffix, files, old)
+        if found is not None:
+            return found
+    return None
+
+
+def _reading(attr: str, suffix: str, files: list[str],
+             old: bool) -> tuple[str, str, int, str] | None:
     found = None
     for filename in dict.fromkeys(f for f in files if f and not f.startswith(NOT_USERS)):
         tree = source_tree(filename)
@@ -148,8 +157,13 @@ def entry_of(candidate: Candidate, steps: list[Step], old: bool = False) -> Entr
         before = False
     deeper = use is not None and "." in path[len(use.path):]
     assigned = any(u.store and overlaps(u.path, path) for u in uses)
-    outside = not any(u.store and overlaps(u.path, root) for u in uses) and not (
-        step.assigned and any(overlaps(p, root) for p in step.assigned))
+    # Invariant across iterations: read in a loop that never assigns it, or, in a function,
+    # a global or closure variable the function only reads (a closure LBFGS calls again).
+    unassigned = not any(u.store and overlaps(u.path, root) for u in uses)
+    if step.assigned is not None:
+        outside = unassigned and not any(overlaps(p, root) for p in step.assigned)
+    else:
+        outside = unassigned and code.co_name != "<module>" and root not in code.co_varnames
     update = _update(uses, path)
     if before and not deeper:
         return Entry("read_first", path, code.co_filename, use.line, code.co_name, update,
@@ -170,8 +184,10 @@ def entry_of(candidate: Candidate, steps: list[Step], old: bool = False) -> Entr
             if came_in:
                 return Entry("read_first", store.alias, code.co_filename, store.line,
                              code.co_name, update, False, argument)
-        return Entry("assigned_first", path, code.co_filename, store.line, code.co_name, update,
-                     False, argument)
+        later = next((u.line for u in uses[uses.index(store):]
+                      if not u.store and not u.mutator and overlaps(u.path, path)), store.line)
+        return Entry("assigned_first", path, code.co_filename, later if old else store.line,
+                     code.co_name, update, False, argument)
     elsewhere = _read_in_functions(path, code.co_filename) if path == root else None
     if elsewhere is not None:  # a global that a function of the step reads
         return Entry("read_first", path, *elsewhere, update, True, False)

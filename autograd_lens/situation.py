@@ -118,12 +118,28 @@ def _evidence(carriers: list[tuple[Carrier, Candidate]], view: Any, order: list[
     if carriers:
         carrier, candidate = carriers[0]
         evidence.on_module = isinstance(candidate.owner, torch.nn.Module)
+        evidence.on_object = candidate.owner is not None
+        evidence.grows = _grows(candidate.container, old, calls)
         number = sequence(candidate.tensor.grad_fn)
         if carrier.kind == "old":
             evidence.again = next((c for c in calls if number in c.roots), None)
         if carrier.kind == "carried":
             evidence.through_weights = through_weights(candidate.tensor.grad_fn, view.reaches, old)
     return evidence
+
+
+def _grows(container: Any, old: set[Any], calls: list[Call]) -> bool:
+    """Whether a list or dict holds tensors of several steps: old entries and new ones, or old
+    entries from before different earlier calls (a buffer that grows)."""
+    if container is None:
+        return False
+    items = container.values() if isinstance(container, dict) else container
+    nodes = [getattr(t, "grad_fn", None) for item in list(items)[:2000]
+             for t in (item if isinstance(item, tuple) else (item,))]
+    nodes = [n for n in nodes if n is not None]
+    bounds = sorted(c.sequence for c in calls)
+    steps = {sum(sequence(n) > b for b in bounds) for n in nodes if n in old}
+    return len(steps) > 1 or (bool(steps) and any(n not in old for n in nodes))
 
 
 def _known(order: list[Any], frames: list[Any]) -> dict[int, Any]:

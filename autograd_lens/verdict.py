@@ -51,6 +51,9 @@ class Evidence:
         through_weights: between the carrier and the old graph lies a node that takes weights
             (a recurrence), not only sums and scalings (a running statistic).
         on_module: the carrier is an attribute (or entry) kept on an ``nn.Module``.
+        on_object: the carrier is an attribute (or entry) kept on any object.
+        grows: the carrier's list or dict holds tensors of several steps (old and new entries,
+            or old ones from before different calls), not one state per entry.
         accumulating: from the root, through nodes that save nothing, a sum or stack with an
             old branch (``total = total + loss``).
         recurrence: between the root and the old graph, a node takes weights that the old
@@ -71,6 +74,8 @@ class Evidence:
     new_weights: bool = False
     carrier: Any = None
     on_module: bool = False
+    on_object: bool = False
+    grows: bool = True
     through_weights: bool = False
     accumulating: bool = False
     recurrence: bool = False
@@ -87,8 +92,8 @@ def decide(evidence: Evidence) -> str:
     if e.nested and any(_is_custom(n) for n in e.first_saved):
         return "custom_function"
     again = e.again is not None and e.again.kind == "backward"
-    if e.root_old or again:
-        latest = e.again if again else latest
+    if e.root_old or again or e.again is not None and not e.again.on_parameters:
+        latest = e.again or latest
         if latest is not None and latest.kind == "grad":
             return "grad_then_backward"
         if e.checkpointed:
@@ -99,6 +104,10 @@ def decide(evidence: Evidence) -> str:
     if latest is not None and latest.kind == "grad":
         return "meta_learning" if latest.on_parameters else "higher_order"
     carrier = e.carrier
+    if carrier is not None and carrier.origin == "list" and not e.grows:
+        # One state per entry (a dict of states, per-layer memories): as its holder.
+        carrier = carrier._replace(origin="attribute" if e.on_object else "variable") \
+            if hasattr(carrier, "_replace") else _as_holder(carrier, e.on_object)
     if carrier is None:
         if e.accumulating:
             return "accumulated_loss"
@@ -122,6 +131,11 @@ def decide(evidence: Evidence) -> str:
     if carrier.origin == "attribute":
         return "hidden_state" if e.through_weights else "module_state"
     return "hidden_state"
+
+
+def _as_holder(carrier: Any, on_object: bool) -> Suspected:
+    return Suspected(carrier.kind, "attribute" if on_object else "variable", carrier.update,
+                     carrier.outside_loop)
 
 
 def _is_custom(node: Any) -> bool:

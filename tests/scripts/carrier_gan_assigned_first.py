@@ -34,3 +34,4 @@ for i, real in enumerate(data):
     errG.backward()
     optimizerG.step()
 # page: 12_gan_discriminator
+# not: output errD_fake errD_real errD
