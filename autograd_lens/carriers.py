@@ -77,7 +77,7 @@ class GraphView:
 
     def __init__(self, order: list[Any], kids: dict[Any, list[Any]], old: set[Any],
                  roots: list[Any]) -> None:
-        self.old, self.kids = old, kids
+        self.old, self.kids, self.roots = old, kids, set(roots)
         parents: dict[Any, list[Any]] = {}
         for node in order:
             for child in kids.get(node, ()):
@@ -222,7 +222,10 @@ def rank_candidates(order: list[Any], kids: dict[Any, list[Any]], old: set[Any],
         carrier = Carrier(entry.name, entry.file, entry.line, entry.function,
                           _why(relation, entry, earlier, since), kind, candidate.origin,
                           entry.update, kind == "old" and entry.outside_loop, candidate.form)
-        ranked.append((_score(relation, entry, view.distance.get(node)), candidate, carrier))
+        score = _score(relation, entry, view.distance.get(node))
+        if relation == "fresh" and node in view.roots:
+            score -= 2.0  # the loss being backwarded: named only when nothing upstream is
+        ranked.append((score, candidate, carrier))
     ranked.sort(key=lambda item: -item[0])
     ranked = _one_per_tensor(ranked)
     return _upstream_first(ranked, view)
@@ -252,16 +255,21 @@ def find_carriers(order: list[Any], kids: dict[Any, list[Any]], old: set[Any],
         inplace: the error is the in-place one (saved tensors modified since saved).
         roots: the nodes this backward started from (default: the first of ``order``).
     """
-    return [c for c, _ in shown(rank_candidates(order, kids, old, frames, calls, inplace, roots))]
+    ranked = rank_candidates(order, kids, old, frames, calls, inplace, roots)
+    return [c for c, _ in shown(ranked, set(roots) or set(order[:1]))]
 
 
-def shown(ranked: list[tuple[float, Candidate, Carrier]]) -> list[tuple[Carrier, Candidate]]:
+def shown(ranked: list[tuple[float, Candidate, Carrier]],
+          roots: Any = ()) -> list[tuple[Carrier, Candidate]]:
     """The carriers among ranked candidates, with their candidates: those whose score says the
-    source brings them (or their old graph) into the step, and close to the best one."""
+    source brings them (or their old graph) into the step, and close to the best one; the new
+    loss being backwarded (one of ``roots``) only when it comes first."""
     if not ranked:
         return []
     least = max(_SHOWN, ranked[0][0] - 4.0)
-    return _collapse([(carrier, found) for score, found, carrier in ranked if score >= least])
+    return _collapse([(carrier, found) for i, (score, found, carrier) in enumerate(ranked)
+                      if score >= least and (i == 0 or carrier.kind == "old"
+                                             or found.tensor.grad_fn not in roots)])
 
 
 def _collapse(pairs: list[tuple[Carrier, Any]]) -> list[tuple[Carrier, Any]]:

@@ -21,6 +21,8 @@ MUTATORS = frozenset({"append", "extend", "insert", "clear", "pop", "add", "upda
                       "setdefault", "register_buffer"})
 # Reads that look at a value without computing with it: ``state is not None``, ``len(buffer)``.
 _LOOKS = frozenset({"isinstance", "len", "print", "type", "id", "hasattr", "repr", "str"})
+# Methods that read a tensor's value without its graph: ``h.detach()``, ``loss.item()``.
+_VALUE_ONLY = frozenset({"detach", "item", "tolist", "numpy", "size", "dim", "numel"})
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 
@@ -96,6 +98,10 @@ class _Reader:
         if isinstance(node, ast.Compare) and all(isinstance(op, (ast.Is, ast.IsNot))
                                                   for op in node.ops):
             self.look([node.left, *node.comparators])
+            return
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and node.func.attr in _VALUE_ONLY and path_of(node.func.value) is not None:
+            self.look([node.func.value])
             return
         if isinstance(node, ast.Call) and getattr(node.func, "id", None) in _LOOKS:
             self.look(node.args)
