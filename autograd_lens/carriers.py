@@ -32,7 +32,8 @@ from .history import Call
 _RELATION = {"frontier": 8.0, "old": 6.0, "fresh": 4.0, "outside": 2.0}
 _HOW = {"read_first": 4.0, "kept": 4.0, "unread": 0.0, "assigned_first": -4.0}
 _SHOWN = 5.0  # a carrier's least score: the source brings it (or an old graph) into the step
-_CLOSE = 1.0  # scores this close are ordered by which was computed from which
+_CLOSE = 1.0
+_ROOT = 3.0  # the new loss being backwarded ranks below what it was computed from  # scores this close are ordered by which was computed from which
 
 
 @dataclass(frozen=True)
@@ -189,7 +190,7 @@ def _upstream_first(ranked: list[tuple[float, Candidate, Carrier]],
     for i in range(min(len(ranked), 6) - 1):
         for j in range(i + 1, min(len(ranked), 6)):
             upper, lower = ranked[i], ranked[j]
-            if upper[0] - lower[0] <= _CLOSE and view.below(upper[1].tensor.grad_fn,
+            if upper[0] - lower[0] <= _CLOSE and lower[0] >= _SHOWN and view.below(upper[1].tensor.grad_fn,
                                                             lower[1].tensor.grad_fn):
                 ranked[i], ranked[j] = lower, upper
     return ranked
@@ -224,7 +225,7 @@ def rank_candidates(order: list[Any], kids: dict[Any, list[Any]], old: set[Any],
                           entry.update, kind == "old" and entry.outside_loop, candidate.form)
         score = _score(relation, entry, view.distance.get(node))
         if relation == "fresh" and node in view.roots:
-            score -= 2.0  # the loss being backwarded: named only when nothing upstream is
+            score -= _ROOT  # the loss being backwarded: named only when nothing upstream is
         ranked.append((score, candidate, carrier))
     ranked.sort(key=lambda item: -item[0])
     ranked = _one_per_tensor(ranked)
@@ -266,10 +267,14 @@ def shown(ranked: list[tuple[float, Candidate, Carrier]],
     loss being backwarded (one of ``roots``) only when it comes first."""
     if not ranked:
         return []
-    least = max(_SHOWN, ranked[0][0] - 4.0)
+    def is_root(found: Candidate, carrier: Carrier) -> bool:
+        return carrier.kind != "old" and found.tensor.grad_fn in roots
+
+    best = ranked[0][0] + (_ROOT if is_root(ranked[0][1], ranked[0][2]) else 0.0)
+    least = max(_SHOWN, best - 4.0)
     return _collapse([(carrier, found) for i, (score, found, carrier) in enumerate(ranked)
-                      if score >= least and (i == 0 or carrier.kind == "old"
-                                             or found.tensor.grad_fn not in roots)])
+                      if (best if i == 0 else score) >= least
+                      and (i == 0 or not is_root(found, carrier))])
 
 
 def _collapse(pairs: list[tuple[Carrier, Any]]) -> list[tuple[Carrier, Any]]:
