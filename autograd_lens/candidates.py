@@ -10,21 +10,28 @@ rule about names: :mod:`autograd_lens.carriers` ranks them all.
 
 from __future__ import annotations
 
+import re
+import sys
+import sysconfig
 import types
 from dataclasses import dataclass
 from typing import Any, Iterator
 
 import torch
 
+from .history import LIBRARY_DIRS
 from .reads import item_path
+
+# Files that are not the user's: the standard library, installed packages, PyTorch, this package.
+NOT_USERS = tuple({sysconfig.get_paths()[k] for k in ("stdlib", "purelib", "platlib")}) + LIBRARY_DIRS
+# Names a notebook's shell adds to its namespace (its output history holds tensors).
+_SHELL_NAMES = re.compile(r"^(In|Out|_oh|_ih|_dh|exit|quit|get_ipython|_+|_\d+|_i+\d*)$")
 
 ITEMS_LIMIT = 2000  # entries of one container looked at
 OBJECTS_LIMIT = 20000  # objects looked at in all
 DEPTH = 5
-# Modules whose objects hold no graph of the user's step, and can be large (data loaders,
-# optimizers' parameter lists, loggers).
-_SKIPPED_MODULES = ("torch.optim", "torch.utils.data", "numpy", "builtins", "logging", "_io",
-                    "threading", "collections", "typing", "abc")
+# Objects of libraries looked into besides modules: a distribution caches its logits and probs.
+_LIBRARY_STATE = ("torch.distributions",)
 _MODULE_INTERNALS = frozenset(vars(torch.nn.Module()))
 
 
@@ -68,8 +75,14 @@ def _explorable(value: Any) -> bool:
         return False
     if isinstance(value, torch.nn.Module):
         return True
-    module = type(value).__module__ or ""
-    return not module.startswith(_SKIPPED_MODULES) and hasattr(value, "__dict__")
+    if not hasattr(value, "__dict__"):
+        return False
+    name = type(value).__module__ or ""
+    if name.startswith(_LIBRARY_STATE):
+        return True
+    # The program's own classes (the script, its package, a notebook's cells), not a library's.
+    filename = getattr(sys.modules.get(name), "__file__", None) or ""
+    return not filename.startswith(NOT_USERS)
 
 
 def _attributes(value: Any) -> dict[str, Any]:
@@ -156,7 +169,8 @@ def frame_names(frame: Any, read: set[str]) -> dict[str, Any]:
     names = dict(frame.f_locals)
     if frame.f_code.co_name != "<module>":
         names.update({k: v for k, v in frame.f_globals.items() if k in read and k not in names})
-    return {k: v for k, v in names.items() if not k.startswith("__")}
+    return {k: v for k, v in names.items()
+            if not k.startswith("__") and not _SHELL_NAMES.match(k)}
 
 
 def find_candidates(frames: list[Any], reads: list[set[str]]) -> Iterator[Candidate]:

@@ -33,6 +33,7 @@ _RELATION = {"frontier": 8.0, "old": 6.0, "fresh": 4.0, "outside": 2.0}
 _HOW = {"read_first": 4.0, "kept": 4.0, "unread": 0.0, "assigned_first": -4.0}
 _SHOWN = 5.0  # a carrier's least score: the source brings it (or an old graph) into the step
 _CLOSE = 1.0
+_SPREAD = 5.5  # carriers are shown down to this far below the first (a loop can have two bugs)
 _ROOT = 3.0  # the new loss being backwarded ranks below what it was computed from  # scores this close are ordered by which was computed from which
 
 
@@ -173,7 +174,7 @@ def _why_old(entry: Entry, graph: str) -> str:
 def _score(relation: str, entry: Entry, distance: int | None) -> float:
     score = _RELATION[relation] + _HOW[entry.how]
     if entry.how == "assigned_first" and relation in ("frontier", "old"):
-        score -= _HOW[entry.how]  # an old tensor bound in the step (``loss = step(batch)``)
+        score += 2.0  # an old tensor bound in the step (``loss = step(batch)``): -2 in all
     if relation == "fresh" and distance is not None:
         score += 1.0 / (1 + distance)
     if entry.argument:
@@ -271,7 +272,7 @@ def shown(ranked: list[tuple[float, Candidate, Carrier]],
         return carrier.kind != "old" and found.tensor.grad_fn in roots
 
     best = ranked[0][0] + (_ROOT if is_root(ranked[0][1], ranked[0][2]) else 0.0)
-    least = max(_SHOWN, best - 4.0)
+    least = max(_SHOWN, best - _SPREAD)
     return _collapse([(carrier, found) for i, (score, found, carrier) in enumerate(ranked)
                       if (best if i == 0 else score) >= least
                       and (i == 0 or not is_root(found, carrier))])

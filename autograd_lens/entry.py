@@ -14,18 +14,13 @@ from __future__ import annotations
 
 import ast
 import inspect
-import sysconfig
 from dataclasses import dataclass
 from typing import Any
 
-from .candidates import Candidate
-from .history import LIBRARY_DIRS, Call
+from .candidates import NOT_USERS, Candidate
+from .history import Call
 from .reads import (Use, first_read, function_at, innermost_loop, overlaps, reads_of_attribute,
                     source_tree, step_uses, uses_of)
-
-
-# Files that are not the user's: the standard library, installed packages, PyTorch, this package.
-NOT_USERS = tuple({sysconfig.get_paths()[k] for k in ("stdlib", "purelib", "platlib")}) + LIBRARY_DIRS
 
 
 @dataclass(frozen=True)

@@ -73,15 +73,16 @@ class Finding:
         lines += self.notes
         return "\n".join(lines + self.pattern_lines())
 
-    def pattern_lines(self) -> list[str]:
-        """The likely pattern, its fix and its page (or: no pattern, and the debugging page)."""
+    def pattern_lines(self, every_page: bool = False) -> list[str]:
+        """The likely pattern, its fix and its page (``every_page``: all its pages), or: no
+        pattern, and the debugging page."""
         if self.pattern is None:
             return []
+        see = "See: " + (", ".join(self.pattern.links()) if every_page else self.page)
         if self.pattern.key == "unknown":
             return ["Likely pattern: none that the evidence shows (no carrier, no telling "
-                    "graph); the debugging page says how to look.", f"See: {self.page}"]
-        return [f"Likely pattern: {self.pattern.title}.", f"Fix: {self.pattern.fix}.",
-                f"See: {self.page}"]
+                    "graph); the debugging page says how to look.", see]
+        return [f"Likely pattern: {self.pattern.title}.", f"Fix: {self.pattern.fix}.", see]
 
 
 def _where(filename: str) -> str:

@@ -17,7 +17,7 @@ import torch
 import torch.utils.checkpoint
 
 from .errors import error_kind
-from .entry import NOT_USERS
+from .candidates import NOT_USERS
 from .history import History, make_call, ACTIVE, recording_regions, user_frame
 from .situation import Finding, explain
 
