@@ -166,7 +166,7 @@ def diagnose(root: Any, suspects: Any = None, *, inputs: Any = None, grad: bool 
     >>> [f.node_name for f in report.frontier]
     ['TanhBackward0']
     >>> report.suspects[0].message
-    '`h` still carries the graph of an earlier backward: detach it at the start of each batch.'
+    '`h` still carries the graph of an earlier backward: compute it inside the loop, or detach it (or compute it under torch.no_grad()) if it needs no gradient.'
     >>> diagnose((h.detach() * 3 * w).sum()).ok
     True
     """
