@@ -37,6 +37,7 @@ def _documentation_url() -> str:
 BOOK_URL = _documentation_url()
 """Where the book is published; the report links to its notebooks under ``notebooks/``."""
 
+
 @dataclass(frozen=True)
 class Pattern:
     """A known way to reach the freed-graph error, with its fix, pages, edit rule and proofs.
@@ -55,8 +56,9 @@ class Pattern:
     proofs: tuple[str, ...] = ()
 
     def links(self) -> list[str]:
-        """Addresses of the published notebooks about this pattern."""
-        return [f"{BOOK_URL}notebooks/{name}.html" for name in self.notebooks]
+        """Addresses of the published pages about this pattern: a bare name is a notebook
+        (``notebooks/<name>``), a name with a folder is that page (``chapters/debugging``)."""
+        return [f"{BOOK_URL}{n if '/' in n else 'notebooks/' + n}.html" for n in self.notebooks]
 
     def fixes(self, carriers: list, failed: tuple[str, int] | None = None) -> list[Fix]:
         """The fix as edits of the program, first choice first (empty when the source does not
@@ -163,5 +165,10 @@ PATTERNS: dict[str, Pattern] = {p.key: p for p in (
             "(net2(h.detach())), or sum the two losses and call backward once",
             ("04_two_networks", "02_two_losses_one_forward"),
             rule=rules_state.detach_at_use, proofs=("two_networks",)),
+    # Named when the evidence shows none of the patterns above: it has no edit rule and no proof
+    # program (there is no fix to execute); the command prints no diff and says so.
+    Pattern("unknown", "none that the evidence shows", "find the tensor that crosses from one "
+            "step into the next and detach it, or compute it inside the step",
+            ("chapters/debugging",)),
 )}
 """The patterns :func:`~autograd_lens.diagnose` can name, by key."""
