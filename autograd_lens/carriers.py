@@ -54,6 +54,8 @@ class Carrier:
         update: how the source assigns it in the step: ``"accumulate"`` (``total = total + x``,
             ``+=``), ``"assign"``, or ``""`` (not assigned there).
         outside_loop: True when it is read in a loop but assigned only before the loop.
+        entry: how the source brings it into the step: ``"read_first"``, ``"kept"``,
+            ``"assigned_first"`` or ``"unread"`` (see :mod:`autograd_lens.entry`).
         form: what the name holds at the failure: ``"tensor"``, ``"tuple"`` (an LSTM's
             ``(h, c)``), ``"nested tuple"`` (tuples in a tuple), ``"list"``, ``"dict"`` or
             ``"object"``.
@@ -69,6 +71,7 @@ class Carrier:
     update: str = ""
     outside_loop: bool = False
     form: str = "tensor"
+    entry: str = ""
 
     def as_dict(self) -> dict[str, Any]:
         return {"name": self.name, "file": self.file, "line": self.line,
@@ -224,7 +227,8 @@ def rank_candidates(order: list[Any], kids: dict[Any, list[Any]], old: set[Any],
         kind = "old" if relation in ("frontier", "old") else "carried"
         carrier = Carrier(entry.name, entry.file, entry.line, entry.function,
                           _why(relation, entry, earlier, since), kind, candidate.origin,
-                          entry.update, kind == "old" and entry.outside_loop, candidate.form)
+                          entry.update, kind == "old" and entry.outside_loop, candidate.form,
+                          entry.how)
         score = _score(relation, entry, view.distance.get(node))
         if relation == "fresh" and node in view.roots:
             score -= _ROOT  # the loss being backwarded: named only when nothing upstream is

@@ -126,14 +126,24 @@ def _in_closure(candidate: Candidate) -> Entry:
 
 
 def _made_again(uses: list[Use], path: str, read: Use) -> bool:
-    """Whether the value ``path`` holds now was assigned in the step after ``read``, by a
-    statement that does not read it (``output = netD(fake)`` after ``print(output)``), unlike
-    ``out, h = rnn(x, h)``, whose new value is made from the one read."""
+    """Whether the value ``path`` holds now was assigned in the step after ``read``, from
+    values that do not come from the one read (``output = netD(fake)`` after
+    ``print(output)``), unlike ``out, h = rnn(x, h)`` or ``first = cell(x, state[0])`` then
+    ``state = (first, ...)``, whose new value is made from the one read (directly, or through
+    names assigned from it on the way)."""
     later = [u for u in uses if u.store and u.path == path and u.line >= read.line]
     if not later:
         return False
-    reads = {u.line for u in uses if not u.store and overlaps(u.path, path)}
-    return later[-1].line not in reads
+    made_from = {path}  # the paths whose values come from the one read, line by line
+    for line in sorted({u.line for u in uses if read.line <= u.line <= later[-1].line}):
+        here = [u for u in uses if u.line == line]
+        if any(not u.store and any(overlaps(u.path, p) for p in made_from) for u in here):
+            if line == later[-1].line:
+                return False
+            made_from |= {u.path for u in here if u.store}
+        elif line == later[-1].line:
+            return True
+    return True
 
 
 def entry_of(candidate: Candidate, steps: list[Step], old: bool = False) -> Entry:

@@ -47,7 +47,7 @@ class Evidence:
         new_weights: the new part of the graph takes leaves (a second network), not only
             the old part (a second loss over the same output).
         carrier: the most likely carrier (anything with ``kind``, ``origin``, ``update``,
-            ``outside_loop``), or None.
+            ``outside_loop``; ``entry`` when the source is known), or None.
         through_weights: between the carrier and the old graph lies a node that takes weights
             (a recurrence), not only sums and scalings (a running statistic).
         on_module: the carrier is an attribute (or entry) kept on an ``nn.Module``.
@@ -120,8 +120,11 @@ def decide(evidence: Evidence) -> str:
         return "growing_buffer"
     if carrier.kind == "old":
         if e.same_step:
+            # A second network fed with it after the earlier backward; read before that
+            # backward only (both losses built first): two losses over one forward.
+            fed_after = getattr(carrier, "entry", "") != "unread"
             return "gan_discriminator" if e.same_critic else \
-                "two_networks" if e.new_weights else "shared_trunk"
+                "two_networks" if e.new_weights and fed_after else "shared_trunk"
         if carrier.origin == "attribute" and (e.on_module or not carrier.outside_loop):
             return "module_state"
         # Assigned only before the loop: reused every step; else kept from the step before.
