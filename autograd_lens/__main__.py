@@ -161,10 +161,15 @@ def _shown(file: str) -> str:
     return file if relative.startswith("..") else relative
 
 
-def _edit_text(fixes: list[Fix]) -> str:
-    """The suggested edit as a unified diff, then the other choices, each with what it computes."""
+def _edit_text(fixes: list[Fix], pattern: Any) -> str:
+    """The suggested edit as a unified diff, then the other choices, each with what it computes;
+    without one, why there is none."""
     if not fixes:
-        return ""
+        if pattern is None:
+            return ""
+        why = "no pattern shows in the evidence" if pattern.key == "unknown" else \
+            "the source does not show plainly where the fix goes; the fix above says what to change"
+        return f"autograd_lens: no edit of your lines is suggested: {why}.\n"
     parts = []
     for index, fix in enumerate(fixes):
         lead = "The fix as an edit of your program" if index == 0 else "Or"
@@ -241,7 +246,7 @@ def main(argv: list[str] | None = None) -> int:
             finding = watch.finding
             if finding.pattern is not None:
                 fixes = finding.pattern.fixes(finding.carriers, failed)
-            edit = _edit_text(fixes)
+            edit = _edit_text(fixes, finding.pattern)
             sys.stderr.write("\n" + str(finding) + "\n" + (edit and "\n" + edit))
             if options.verify:
                 edits = list(fixes[0].edits) if fixes else []

@@ -14,6 +14,7 @@ holds the rules about values that cross from one step to the next.
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -181,14 +182,19 @@ def sum_losses(case: Case) -> list[Fix]:
 
 
 def rerun_forward(case: Case) -> list[Fix]:
-    """Backward twice: run the forward again before the second backward (a new graph)."""
+    """Backward twice: run the forward again before the second backward (a new graph); none
+    when what it would compute again reads an old carrier (its old graph would come back)."""
     failed = failed_call(case)
     if failed is None or receiver(failed[2]) is None:
         return []
     source, statement, call = failed
+    plan = recompute(source, receiver(call), statement)
+    stale = [c.name for c in case.carriers if c.kind == "old" and c.name != receiver(call)]
+    again = " ".join(line for edit in (plan.edits() if plan else []) for line in edit.new)
+    if any(re.search(rf"(?<![\w.]){re.escape(name)}(?!\w)", again) for name in stale):
+        return []
     return one_fix("the forward runs again, so the second backward goes through a new graph, "
-                "built from the weights as they are then",
-                recompute(source, receiver(call), statement))
+                "built from the weights as they are then", plan)
 
 
 def rerun_or_retain(case: Case) -> list[Fix]:

@@ -73,11 +73,12 @@ def total_as_number(case: Case) -> list[Fix]:
     simple = path_of(term) is not None or isinstance(term, ast.Call)
     plan.replace_span(term, f"{source.segment(term)}.item()" if simple
                       else f"({source.segment(term)}).item()")
-    for statement, call in source.calls(source.scope_at(carrier.line), BACKWARD):
-        if receiver(call) == carrier.name and statement.lineno > store.lineno:
-            if path_of(term) is None:
-                return []  # backward of what? the step's loss has no name to call it on
-            plan.replace_span(call.func.value, path_of(term))
+    backwards = [call for statement, call in source.calls(source.scope_at(carrier.line), BACKWARD)
+                 if receiver(call) == carrier.name and statement.lineno > store.lineno]
+    if not backwards or path_of(term) is None:
+        return []  # the total's backward is not in sight (a helper's), or the loss has no name
+    for call in backwards:
+        plan.replace_span(call.func.value, path_of(term))
     return one_fix("each step's backward goes through that step's loss alone; the running total "
                 "is a number, kept for logging", plan)
 
