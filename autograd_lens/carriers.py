@@ -177,8 +177,7 @@ def _why_old(entry: Entry, graph: str) -> str:
 
 def _score(relation: str, entry: Entry, distance: int | None) -> float:
     if relation == "outside" and entry.how == "read_first" and entry.update == "assign":
-        # Read in the step, then bound again (``out, h = rnn(x, h)``): the value read fed this
-        # graph; the one the name holds now, made from it, is outside the loss's graph.
+        # Read, then bound again (``out, h = rnn(x, h)``): the value read fed this graph.
         relation = "fresh"
     score = _RELATION[relation] + _HOW[entry.how]
     if entry.how == "assigned_first" and relation in ("frontier", "old"):
