@@ -1,37 +1,40 @@
-"""Finding the user's variables that carry a stale graph into the backward that just failed.
+"""Ranking the user's variables by how likely each carries a stale graph into the failed backward.
 
-Given this backward's graph and the part of it that earlier calls already went through (the
-**old** nodes), a *carrier* is a variable of the user's program that brings old nodes in:
+Given this backward's graph and its **old** nodes (those earlier calls already went through),
+every tensor the program can reach by name is a candidate (:mod:`autograd_lens.candidates`).
+Each is scored on two things, and none is dropped by a rule:
 
-* its tensor is itself old (``fake`` after the discriminator's backward, ``features`` computed
-  once before the loop, the loss of a second ``backward()``); or
-* its tensor is new but its graph reaches old nodes, and the source *reads it before assigning
-  it* in this step (``out, h = rnn(x, h)``; ``total = total + loss``; ``self.center`` in
-  ``forward``): the value that came in was last step's.
+* how its graph relates to the **frontier**, the old nodes this step's graph enters: its node
+  is a frontier node; it is old, below the frontier; it is in this backward's fresh part,
+  nearer to or farther from the frontier; or it lies outside this backward's graph but its
+  graph reaches the frontier (a tensor whose graph reaches no old node is no candidate);
+* how the source brings it into the step (:mod:`autograd_lens.entry`): read before it is
+  assigned, kept on an object and read by a method, assigned only before the loop, handed in
+  by a caller, or assigned in the step before any read.
 
-Tensors are looked for where real code keeps them: the locals of the failing frame and of its
-callers, the globals they read, attributes of modules and other objects, lists, tuples, dicts.
+Among candidates scored alike, one that another was computed from comes first (the shared
+``logits`` before the loss computed from them). The carriers are the candidates whose score
+shows that the source brings them (or their old graph) in.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import inspect
 import os
-import types
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
 
-import torch
-
-from .graph import breadth_first
+from .candidates import Candidate, find_candidates
+from .entry import Entry, Step, entry_of
+from .graph import breadth_first, children
 from .history import Call
-from .reads import (first_read, function_at, item_path, overlaps, reads_of_attribute,
-                    source_tree, step_uses)
 
-_ITEMS_LIMIT = 2000   # entries of one container looked at
-_OBJECTS_LIMIT = 20000  # objects looked at in all
-_DEPTH = 4
+_RELATION = {"frontier": 8.0, "old": 6.0, "fresh": 4.0, "outside": 2.0}
+_HOW = {"read_first": 4.0, "kept": 4.0, "unread": 0.0, "assigned_first": -4.0}
+_SHOWN = 5.0  # a carrier's least score: the source brings it (or an old graph) into the step
+_CLOSE = 1.0
+_SPREAD = 5.5  # carriers are shown down to this far below the first (a loop can have two bugs)
+_ROOT = 3.0  # the new loss being backwarded ranks below what it was computed from  # scores this close are ordered by which was computed from which
 
 
 @dataclass(frozen=True)
@@ -43,14 +46,19 @@ class Carrier:
         file: the file where it enters this step's computation.
         line: the line there (the line to change).
         function: the function holding that line (``<module>`` for a script's top level).
-        why: one sentence.
-        kind: ``"old"`` (the tensor itself belongs to an old graph) or ``"carried"`` (read before
-            it is assigned, its graph reaches an old one).
+        why: one sentence, true to how it entered.
+        kind: ``"old"`` (the tensor itself belongs to an old graph) or ``"carried"`` (made
+            before this step, or in it, its graph reaches an old one).
         origin: ``"variable"``, ``"attribute"`` (of a module or object) or ``"list"`` (an entry
             of a list or dict).
         update: how the source assigns it in the step: ``"accumulate"`` (``total = total + x``,
             ``+=``), ``"assign"``, or ``""`` (not assigned there).
         outside_loop: True when it is read in a loop but assigned only before the loop.
+        entry: how the source brings it into the step: ``"read_first"``, ``"kept"``,
+            ``"assigned_first"`` or ``"unread"`` (see :mod:`autograd_lens.entry`).
+        form: what the name holds at the failure: ``"tensor"``, ``"tuple"`` (an LSTM's
+            ``(h, c)``), ``"nested tuple"`` (tuples in a tuple), ``"list"``, ``"dict"`` or
+            ``"object"``.
     """
 
     name: str
@@ -62,98 +70,44 @@ class Carrier:
     origin: str = "variable"
     update: str = ""
     outside_loop: bool = False
+    form: str = "tensor"
+    entry: str = ""
 
     def as_dict(self) -> dict[str, Any]:
         return {"name": self.name, "file": self.file, "line": self.line,
                 "function": self.function, "why": self.why}
 
 
-class _Found:
-    """A tensor found under a name in a frame."""
+class GraphView:
+    """This backward's graph seen from its frontier: which nodes reach an old one, how far."""
 
-    def __init__(self, frame_index: int, path: str, tensor: torch.Tensor, origin: str,
-                 owner: Any) -> None:
-        self.frame_index, self.path, self.tensor = frame_index, path, tensor
-        self.origin, self.owner = origin, owner
+    def __init__(self, order: list[Any], kids: dict[Any, list[Any]], old: set[Any],
+                 roots: list[Any]) -> None:
+        self.old, self.kids, self.roots = old, kids, set(roots)
+        parents: dict[Any, list[Any]] = {}
+        for node in order:
+            for child in kids.get(node, ()):
+                parents.setdefault(child, []).append(node)
+        self.frontier = [r for r in roots if r in old]
+        for node in order:
+            if node not in old:
+                self.frontier += [c for c in kids[node] if c in old and c not in self.frontier]
+        self.distance: dict[Any, int] = {node: 0 for node in self.frontier}
+        start = object()  # one walk up from every frontier node at once: nearest first
 
+        def up(node: Any) -> list[Any]:
+            above = self.frontier if node is start else parents.get(node, ())
+            for parent in above:
+                self.distance.setdefault(parent, 0 if node is start else self.distance[node] + 1)
+            return above
 
-def _explorable(value: Any) -> bool:
-    if isinstance(value, (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType,
-                          types.MethodType, str, bytes, int, float, bool, type(None))):
-        return False
-    if isinstance(value, torch.nn.Module):
-        return True
-    module = type(value).__module__ or ""
-    # The script's own classes live in "__main__": look into them; skip library and private modules.
-    library = module != "__main__" and module.startswith(("torch", "numpy", "builtins", "_"))
-    return not library and hasattr(value, "__dict__")
+        self.reaching = set(breadth_first([start], follow=up)) - {start}
+        self.reaching |= old
+        self.known = {node: node in self.reaching for node in order}
+        self.budget = 50000
 
-
-def _walk_value(frame_index: int, path: str, value: Any, seen: set[int], depth: int,
-                origin: str, owner: Any) -> Iterator[_Found]:
-    if len(seen) > _OBJECTS_LIMIT or id(value) in seen:
-        return
-    seen.add(id(value))
-    if isinstance(value, torch.Tensor):
-        if value.grad_fn is not None:
-            yield _Found(frame_index, path, value, origin, owner)
-        return
-    if depth >= _DEPTH:
-        return
-    if isinstance(value, tuple):  # an LSTM's (h, c) is named as a whole
-        for item in value[:_ITEMS_LIMIT]:
-            yield from _walk_value(frame_index, path, item, seen, depth + 1, origin, owner)
-    elif isinstance(value, list):
-        for i, item in enumerate(value[:_ITEMS_LIMIT]):
-            yield from _walk_value(frame_index, item_path(path, i), item, seen, depth + 1,
-                                   "list", owner)
-    elif isinstance(value, dict):
-        for key, item in list(value.items())[:_ITEMS_LIMIT]:
-            if isinstance(key, (str, int)):
-                yield from _walk_value(frame_index, item_path(path, key), item, seen,
-                                       depth + 1, "list", owner)
-    elif _explorable(value):
-        attrs = dict(vars(value))
-        if isinstance(value, torch.nn.Module):
-            attrs.update(value._buffers)
-            attrs.update(value._modules)
-        for name, item in attrs.items():
-            if not name.startswith("_"):
-                yield from _walk_value(frame_index, f"{path}.{name}", item, seen, depth + 1,
-                                       "attribute", value)
-
-
-def _found_in(frames: list[Any], steps: list[list]) -> Iterator[_Found]:
-    """Tensors with a graph under the names of each frame, innermost frame first."""
-    seen: set[int] = set()
-    for index, frame in enumerate(frames):
-        names = dict(frame.f_locals)
-        if frame.f_code.co_name != "<module>":
-            read = {u.path.split(".")[0].split("[")[0] for u in steps[index]}
-            names.update({k: v for k, v in frame.f_globals.items() if k in read and k not in names})
-        for name, value in names.items():
-            if not name.startswith("__"):
-                yield from _walk_value(index, name, value, seen, 0, "variable", None)
-
-
-def _reaching(order: list[Any], kids: dict[Any, list[Any]], old: set[Any]) -> set[Any]:
-    """Nodes of this graph from which an old node can be reached (the old ones included)."""
-    parents: dict[Any, list[Any]] = {}
-    for node in order:
-        for child in kids.get(node, ()):
-            parents.setdefault(child, []).append(node)
-    return set(breadth_first(old, follow=lambda node: parents.get(node, ())))
-
-
-class _Reach:
-    """Whether a node's graph reaches an old node: known for this backward's graph, walked (and
-    remembered) for a node outside it, such as a new hidden state that the loss does not use."""
-
-    def __init__(self, order: list[Any], reaching: set[Any], budget: int = 50000) -> None:
-        self.known = {node: node in reaching for node in order}
-        self.budget = budget
-
-    def __call__(self, start: Any) -> bool:
+    def reaches(self, start: Any) -> bool:
+        """Whether ``start``'s graph reaches an old node (walked for a node outside this graph)."""
         if start in self.known:
             return self.known[start]
 
@@ -161,62 +115,146 @@ class _Reach:
             self.budget -= 1
             return node in self.known or self.budget <= 0
 
-        reached = breadth_first([start], stop=stop)
-        hit = any(self.known.get(node, False) for node in reached)
-        for node in reached:
-            self.known.setdefault(node, hit)
-        return hit
+        reached = [n for n in breadth_first([start], stop=stop) if n not in self.known]
+        value = dict.fromkeys(reached, False)
+        changed = True
+        while changed:  # a node reaches an old one when one of its children does
+            changed = False
+            for node in reversed(reached):
+                if not value[node] and any(self.known.get(c) or value.get(c) for c in children(node)):
+                    value[node] = changed = True
+        self.known.update(value)
+        return value[start]
+
+    def relation(self, node: Any) -> str | None:
+        """"frontier", "old", "fresh", "outside", or None (its graph reaches no old node)."""
+        if node in self.distance and self.distance[node] == 0 and node in self.old:
+            return "frontier"
+        if node in self.old:
+            return "old"
+        if node in self.known:
+            return "fresh" if self.known[node] else None
+        return "outside" if self.reaches(node) else None
+
+    def below(self, upper: Any, lower: Any) -> bool:
+        """Whether ``lower`` is in the graph of ``upper`` (walking no further than old nodes)."""
+        return lower in breadth_first([upper], stop=lambda n: n in self.old or n is lower)
 
 
-def _parameters(frame: Any) -> set[str]:
-    code = frame.f_code
-    if code.co_name == "<module>":
-        return set()
-    count = code.co_argcount + code.co_kwonlyargcount
-    return set(code.co_varnames[:count]) - {"self"}
-
-
-def _update(uses: list, path: str) -> str:
-    """How the step assigns ``path``: "accumulate" (``total = total + x``), "assign" or ""."""
-    stores = [u for u in uses if u.store and u.path == path]
-    if not stores:
-        return ""
-    return "accumulate" if any(u.adds for u in stores) else "assign"
-
-
-def _where(call: Call | None) -> str:
+def _earlier(call: Call | None) -> str:
     if call is None:
         return "an earlier backward"
     what = "autograd.grad" if call.kind == "grad" else "backward"
     return f"the {what} at {os.path.basename(call.where[0])}:{call.where[2]}"
 
 
-def _elsewhere(found: _Found, frames: list[Any]) -> tuple[str, str, int, str, bool] | None:
-    """For an attribute (``model.center``), the method or function that reads it: (name,
-    file, line, function, read before assigned there)."""
-    attr_part = found.path.split(".", 1)[1] if "." in found.path else ""
-    if not attr_part:
-        return None
-    attr = attr_part.split(".")[-1].split("[")[0]
-    suffix = found.path[found.path.rindex(attr) + len(attr):]
-    files = [f.f_code.co_filename for f in frames]
-    if found.owner is not None:
-        try:
-            files.insert(0, inspect.getsourcefile(type(found.owner)) or "")
-        except TypeError:
-            pass
-    best = None
-    for filename in dict.fromkeys(files):
-        tree = source_tree(filename) if filename else None
-        for function, use, before in ([] if tree is None else reads_of_attribute(tree, attr)):
-            candidate = (use.path + suffix, filename, use.line, function, before)
-            if best is None or (before and not best[4]):
-                best = candidate
-    return best
+def _why(relation: str, entry: Entry, earlier: str, since: str) -> str:
+    graph = f"a graph that {earlier} already went through{since}"
+    if relation in ("frontier", "old"):
+        return _why_old(entry, graph)
+    if entry.how == "kept":
+        return (f"is kept on an object and read here before it is assigned, so the value that "
+                f"comes in was made earlier, and its graph reaches {graph}")
+    if entry.how == "read_first":
+        return f"is read here before it is assigned, so it brings in {graph}"
+    return f"is computed in this step from {graph}"
+
+
+def _why_old(entry: Entry, graph: str) -> str:
+    if entry.how == "kept":
+        return f"is kept on an object and read here; it holds {graph}"
+    if entry.argument:
+        return f"is handed in by the caller and holds {graph}"
+    if entry.how == "assigned_first":
+        return f"is assigned in this step a tensor that holds {graph}; it is used here"
+    if entry.how == "read_first":
+        if entry.outside_loop:
+            return (f"holds {graph}; it is assigned only before the loop, and enters this "
+                    f"step's computation here")
+        return f"holds {graph}; it enters this step's computation here"
+    return f"holds {graph} (the step's source does not show where it is read)"
+
+
+def _score(relation: str, entry: Entry, distance: int | None) -> float:
+    if relation == "outside" and entry.how == "read_first" and entry.update == "assign":
+        # Read, then bound again (``out, h = rnn(x, h)``): the value read fed this graph.
+        relation = "fresh"
+    score = _RELATION[relation] + _HOW[entry.how]
+    if entry.how == "assigned_first" and relation in ("frontier", "old"):
+        score += 2.0  # an old tensor bound in the step (``loss = step(batch)``): -2 in all
+    if relation == "fresh" and distance is not None:
+        score += 1.0 / (1 + distance)
+    if entry.argument:
+        score -= 2.0  # the caller's own variable for the same tensor comes first
+    if relation in ("frontier", "old") and entry.outside_loop and entry.how == "read_first":
+        score += 1.0
+    return score
+
+
+def _upstream_first(ranked: list[tuple[float, Candidate, Carrier]],
+                    view: GraphView) -> list[tuple[float, Candidate, Carrier]]:
+    """Among candidates scored alike, the one another was computed from goes first."""
+    ranked = list(ranked)
+    for i in range(min(len(ranked), 6) - 1):
+        for j in range(i + 1, min(len(ranked), 6)):
+            upper, lower = ranked[i], ranked[j]
+            if upper[0] - lower[0] <= _CLOSE and lower[0] >= _SHOWN and view.below(upper[1].tensor.grad_fn,
+                                                            lower[1].tensor.grad_fn):
+                ranked[i], ranked[j] = lower, upper
+    return ranked
+
+
+def rank_candidates(order: list[Any], kids: dict[Any, list[Any]], old: set[Any],
+                    frames: list[Any], calls: list[Call], inplace: bool = False,
+                    roots: list[Any] = (), view: GraphView | None = None
+                    ) -> list[tuple[float, Candidate, Carrier]]:
+    """Every candidate with a graph that reaches an old node: (score, the candidate, the
+    carrier it would be), best first."""
+    if not old or not frames:
+        return []
+    view = view or GraphView(order, kids, old, list(roots) or order[:1])
+    latest = calls[0] if calls else None
+    steps = [Step(frame, latest, index == 0) for index, frame in enumerate(frames)]
+    earlier = _earlier(latest)
+    since = " (its saved tensors were modified in place since)" if inplace else ""
+    ranked, names = [], set()
+    for candidate in find_candidates(frames, [s.read for s in steps]):
+        node = candidate.tensor.grad_fn
+        relation = view.relation(node)
+        if relation is None:
+            continue
+        entry = entry_of(candidate, steps, relation in ("frontier", "old"))
+        if (entry.name, entry.line) in names:
+            continue
+        names.add((entry.name, entry.line))
+        kind = "old" if relation in ("frontier", "old") else "carried"
+        carrier = Carrier(entry.name, entry.file, entry.line, entry.function,
+                          _why(relation, entry, earlier, since), kind, candidate.origin,
+                          entry.update, kind == "old" and entry.outside_loop, candidate.form,
+                          entry.how)
+        score = _score(relation, entry, view.distance.get(node))
+        if relation == "fresh" and node in view.roots:
+            score -= _ROOT  # the loss being backwarded: named only when nothing upstream is
+        ranked.append((score, candidate, carrier))
+    ranked.sort(key=lambda item: -item[0])
+    ranked = _one_per_tensor(ranked)
+    return _upstream_first(ranked, view)
+
+
+def _one_per_tensor(ranked: list[tuple[float, Candidate, Carrier]]) -> list:
+    """A tensor named several ways (an alias, a caller's variable) keeps its best name."""
+    seen: set[int] = set()
+    kept = []
+    for item in ranked:
+        if id(item[1].tensor) not in seen:
+            seen.add(id(item[1].tensor))
+            kept.append(item)
+    return kept
 
 
 def find_carriers(order: list[Any], kids: dict[Any, list[Any]], old: set[Any],
-                  frames: list[Any], calls: list[Call], inplace: bool = False) -> list[Carrier]:
+                  frames: list[Any], calls: list[Call], inplace: bool = False,
+                  roots: list[Any] = ()) -> list[Carrier]:
     """The carriers, most likely first (see the module's docstring).
 
     Args:
@@ -225,66 +263,38 @@ def find_carriers(order: list[Any], kids: dict[Any, list[Any]], old: set[Any],
         frames: the user's frames at the moment of failure, innermost first.
         calls: the earlier calls that explain ``old``, newest first.
         inplace: the error is the in-place one (saved tensors modified since saved).
+        roots: the nodes this backward started from (default: the first of ``order``).
     """
-    if not old or not frames:
+    ranked = rank_candidates(order, kids, old, frames, calls, inplace, roots)
+    return [c for c, _ in shown(ranked, set(roots) or set(order[:1]))]
+
+
+def shown(ranked: list[tuple[float, Candidate, Carrier]],
+          roots: Any = ()) -> list[tuple[Carrier, Candidate]]:
+    """The carriers among ranked candidates, with their candidates: those whose score says the
+    source brings them (or their old graph) into the step, and close to the best one; the new
+    loss being backwarded (one of ``roots``) only when it comes first."""
+    if not ranked:
         return []
-    reaches = _Reach(order, _reaching(order, kids, old))
-    latest = calls[0] if calls else None
-    steps = []
-    for index, frame in enumerate(frames):
-        tree = source_tree(frame.f_code.co_filename)
-        scope = None if tree is None else function_at(tree, frame.f_code.co_firstlineno,
-                                                       frame.f_code.co_name)
-        previous = None
-        if index == 0 and latest is not None and latest.where[:2] == (
-                frame.f_code.co_filename, frame.f_code.co_firstlineno):
-            previous = latest.where[2]
-        steps.append([] if scope is None else step_uses(scope, frame.f_lineno, previous))
-    earlier = _where(latest)
-    since = " (its saved tensors were modified in place since)" if inplace else ""
-    ranked: list[tuple[tuple[int, int, int], Carrier]] = []
-    for count, found in enumerate(_found_in(frames, steps)):
-        node = found.tensor.grad_fn
-        if not reaches(node):
-            continue
-        is_old = node in old
-        frame, uses = frames[found.frame_index], steps[found.frame_index]
-        use, before = first_read(uses, found.path)
-        deeper = use is not None and "." in found.path[len(use.path):]
-        where = (frame.f_code.co_filename, found.path, use.line if use else 0, frame.f_code.co_name)
-        if use is None or deeper or not (is_old or before):
-            other = _elsewhere(found, frames) if "." in found.path else None
-            if other is not None and (is_old or other[4]):
-                where = other[1], other[0], other[2], other[3]
-            elif use is None or not (is_old or (before and not deeper)):
-                continue
-        if not is_old and found.path in _parameters(frame):
-            continue  # a value handed in by the caller: the caller's frame names it
-        root = found.path.split(".")[0].split("[")[0]
-        outside = is_old and not any(u.store and overlaps(u.path, root) for u in uses)
-        if is_old:
-            why = (f"holds a graph that {earlier} already went through{since}; "
-                   f"it enters this step's computation here")
-        else:
-            why = (f"is read here before it is assigned, so it brings in a graph that "
-                   f"{earlier} already went through{since}")
-        carrier = Carrier(where[1], where[0], where[2], where[3], why,
-                          "old" if is_old else "carried", found.origin,
-                          _update(uses, found.path), outside)
-        rank = (0 if is_old and use is not None else 1 if not is_old else 2, found.frame_index,
-                count)
-        ranked.append((rank, carrier))
-    return _collapse([c for _, c in sorted(ranked, key=lambda item: item[0])])
+    def is_root(found: Candidate, carrier: Carrier) -> bool:
+        return carrier.kind != "old" and found.tensor.grad_fn in roots
+
+    best = ranked[0][0] + (_ROOT if is_root(ranked[0][1], ranked[0][2]) else 0.0)
+    least = max(_SHOWN, best - _SPREAD)
+    return _collapse([(carrier, found) for i, (score, found, carrier) in enumerate(ranked)
+                      if (best if i == 0 else score) >= least
+                      and (i == 0 or not is_root(found, carrier))])
 
 
-def _collapse(carriers: list[Carrier]) -> list[Carrier]:
+def _collapse(pairs: list[tuple[Carrier, Any]]) -> list[tuple[Carrier, Any]]:
     """One carrier per line and container: ``buffer[0]`` stands for ``buffer[0..9]``."""
-    groups: dict[tuple[str, str, int], list[Carrier]] = {}
-    for carrier in carriers:
-        groups.setdefault((carrier.name.split("[")[0], carrier.file, carrier.line), []).append(carrier)
+    groups: dict[tuple[str, str, int], list[tuple[Carrier, Any]]] = {}
+    for carrier, node in pairs:
+        key = (carrier.name.split("[")[0], carrier.file, carrier.line)
+        groups.setdefault(key, []).append((carrier, node))
     result = []
-    for first, *more in groups.values():
+    for (first, node), *more in groups.values():
         if more and "[" in first.name:
             first = dataclasses.replace(first, why=f"{first.why} (and {len(more)} more entries of it)")
-        result.append(first)
+        result.append((first, node))
     return result

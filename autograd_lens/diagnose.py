@@ -30,6 +30,8 @@ from .graph import (SavedSlot, breadth_first, children, is_custom_function, node
                     without_gc)
 from .report import PATTERNS, FrontierNode, Pattern, Report, SourceLine, Suspect
 from .suspects import judge_suspects, suspect_items
+from .history import old_nodes, recorded_calls, sequence
+from .verdict import Evidence, Suspected, decide, is_checkpoint, leaves_of, through_weights
 
 _UNPACK_NAMES = frozenset({"saved_tensors", "saved_variables"})
 _ACCUMULATING = frozenset({"AddBackward0", "AddBackward1", "StackBackward0", "CatBackward0",
@@ -76,34 +78,56 @@ def _executed(order: list[Node], kids: dict[Node, list[Node]], inputs: list[torc
     return [node for node in order if node in run]
 
 
-def _leaf_ids(nodes: Any) -> set[int]:
-    return {id(n.variable) for n in nodes if isinstance(getattr(n, "variable", None), torch.Tensor)}
+def _carrier(suspects: list[tuple[Suspect, Pattern]], items: list[Any],
+             stale: Any) -> tuple[Any, Any]:
+    """The first stale suspect that backward reaches, as a carrier (kind, origin), with its node."""
+    for (suspect, _), (name, tensor, origin) in zip(suspects, items):
+        if suspect.state == "stale" and suspect.reaches_root:
+            node = tensor.grad_fn
+            old = stale(node)  # an old tensor named as a suspect is reused from before
+            carrier = Suspected("old" if old else "carried",
+                                {"module": "attribute", "list": "list"}.get(origin, "variable"),
+                                outside_loop=old)
+            return carrier, node
+    return None, None
 
 
 def _pattern(roots: list[torch.Tensor], stale_nodes: dict[Node, tuple[SavedSlot, ...]],
              frontier: list[Node], fresh: list[Node], slot_count: dict[Node, int],
-             suspects: list[tuple[Suspect, Pattern]]) -> Pattern:
-    if all(slot.state == "modified" for slots in stale_nodes.values() for slot in slots):
-        return PATTERNS["modified_in_place"]
-    blamed = [pattern for suspect, pattern in suspects
-              if suspect.state == "stale" and suspect.reaches_root]
-    if blamed:
-        return blamed[0]
-    if any(r.grad_fn in stale_nodes for r in roots) or not any(slot_count[n] for n in fresh):
-        return PATTERNS["backward_twice"]
+             suspects: list[tuple[Suspect, Pattern]], items: list[Any], is_stale: Any) -> Pattern:
+    """The pattern, decided by :func:`~autograd_lens.verdict.decide` from what the graph and
+    the suspects show (no record of earlier calls here: see ``diagnose_on_error``)."""
+    calls = recorded_calls()
+    if calls:  # recorded by the command or diagnose_on_error: which call freed this graph
+        known = {sequence(n): n for n in slot_count}
+        evidence_latest = old_nodes(list(slot_count), calls, False, known)[1][:1]
+    else:
+        evidence_latest = []
+    evidence = Evidence(
+        latest=evidence_latest[0] if evidence_latest else None,
+        inplace=all(slot.state == "modified" for slots in stale_nodes.values() for slot in slots),
+        root_old=any(r.grad_fn in stale_nodes for r in roots) or not any(slot_count[n] for n in fresh),
+        first_saved=list(frontier), checkpointed=any(is_checkpoint(n) for n in frontier))
+    evidence.carrier, node = _carrier(suspects, items, is_stale)
+    if evidence.carrier is not None and evidence.carrier.kind == "carried":
+        evidence.through_weights = through_weights(node, lambda n: _reaches(n, is_stale),
+                                                   set(stale_nodes))
     # From the root down through nodes that save nothing, an accumulating node with a stale
     # branch: total = total + loss, torch.stack(log_probs).sum().
     slotless = {node for node in fresh if not slot_count[node]}
     region = [node for node in breadth_first([r.grad_fn for r in roots if r.grad_fn in slotless],
                                           stop=lambda n: n not in slotless) if node in slotless]
-    if any(node_name(n) in _ACCUMULATING for n in region) and any(
-            child in stale_nodes for n in region for child in children(n)):
-        return PATTERNS["accumulated_loss"]
-    # The old graph and the new one use the same parameters: the same model ran in both steps,
-    # fed by something carried over (a recurrent state).
-    if _leaf_ids(fresh) & _leaf_ids(breadth_first(frontier)):
-        return PATTERNS["hidden_state"]
-    return PATTERNS["shared_trunk"]
+    evidence.accumulating = any(node_name(n) in _ACCUMULATING for n in region) and any(
+        child in stale_nodes for n in region for child in children(n))
+    # No weights in common between the new part and the old one: a part shared by two heads.
+    evidence.recurrence = through_weights(
+        roots[0].grad_fn, lambda n: _reaches(n, is_stale), set(stale_nodes), shared=True)
+    evidence.disjoint = not (leaves_of(fresh) & leaves_of(breadth_first(frontier)))
+    return PATTERNS[decide(evidence)]
+
+
+def _reaches(node: Node, is_stale: Any) -> bool:
+    return any(is_stale(n) for n in breadth_first([node], stop=is_stale))
 
 
 @without_gc
@@ -142,7 +166,7 @@ def diagnose(root: Any, suspects: Any = None, *, inputs: Any = None, grad: bool 
     >>> [f.node_name for f in report.frontier]
     ['TanhBackward0']
     >>> report.suspects[0].message
-    '`h` still carries the graph of an earlier backward: detach it at the start of each batch.'
+    '`h` still carries the graph of an earlier backward: compute it inside the loop, or detach it (or compute it under torch.no_grad()) if it needs no gradient.'
     >>> diagnose((h.detach() * 3 * w).sum()).ok
     True
     """
@@ -201,7 +225,8 @@ def diagnose(root: Any, suspects: Any = None, *, inputs: Any = None, grad: bool 
         stale=tuple(slot for n in executed if n in stale_nodes for slot in stale_nodes[n]),
         frontier=frontier_items,
         suspects=tuple(s for s, _ in found),
-        pattern=_pattern(roots, stale_nodes, frontier, fresh, slot_count, found) if stale_nodes else None,
+        pattern=_pattern(roots, stale_nodes, frontier, fresh, slot_count, found, items, is_stale)
+        if stale_nodes else None,
         nodes_checked=len(executed),
         anomaly=any(f.source is not None for f in frontier_items),
         hidden=tuple(node_name(n) for n in hidden),

@@ -92,10 +92,12 @@ def make_call(roots: Any, retained: bool, kind: str, inputs: Any = None) -> Call
 
 
 class History:
-    """The last few calls, newest last."""
+    """The last few calls, newest last, and the last few checkpointed regions the program ran
+    (each as the range of sequence numbers its nodes got: ``(after, up to)``)."""
 
     def __init__(self, size: int = 8) -> None:
         self.calls: deque[Call] = deque(maxlen=size)
+        self.regions: deque[tuple[int, int]] = deque(maxlen=64)
 
     def add(self, call: Call | None) -> None:
         if call is not None:
@@ -103,6 +105,42 @@ class History:
 
     def clear(self) -> None:
         self.calls.clear()
+        self.regions.clear()
+
+
+ACTIVE: list[History] = []
+"""The histories being recorded now (by the command's watch or ``diagnose_on_error``), newest
+last: :func:`~autograd_lens.diagnose` reads the calls recorded there."""
+
+
+def recorded_calls() -> list[Call]:
+    """The calls recorded by the newest active history, oldest first (empty when none)."""
+    return list(ACTIVE[-1].calls) if ACTIVE else []
+
+
+_PROBE = torch.zeros((), requires_grad=True)
+
+
+def current_sequence() -> int | None:
+    """The sequence number the next node would get, about (None when grad mode is off)."""
+    if not torch.is_grad_enabled():
+        return None
+    return _PROBE.view_as(_PROBE).grad_fn._sequence_nr()
+
+
+def recording_regions(original: Any, history: History) -> Any:
+    """``original`` (``torch.utils.checkpoint.checkpoint`` or ``checkpoint_sequential``), also
+    remembering which sequence numbers the nodes it made got."""
+    def checkpointed(*args: Any, **kwargs: Any) -> Any:
+        low = current_sequence()
+        result = original(*args, **kwargs)
+        high = current_sequence()
+        if low is not None and high is not None:
+            history.regions.append((low, high))
+        return result
+    checkpointed.__wrapped__ = original
+    checkpointed.__doc__, checkpointed.__name__ = original.__doc__, original.__name__
+    return checkpointed
 
 
 def sequence(node: Any) -> int:

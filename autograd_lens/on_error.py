@@ -13,11 +13,12 @@ import threading
 from typing import Any, Callable
 
 import torch
+import torch.utils.checkpoint
 
 from .diagnose import diagnose
 from .errors import error_kind
 from .graph import breadth_first
-from .history import History, make_call
+from .history import History, make_call, ACTIVE, recording_regions
 from .situation import explain
 from .watch import user_frames
 
@@ -91,19 +92,26 @@ class diagnose_on_error(contextlib.ContextDecorator):
         return wrapper
 
     def _with_carriers(self, text: str, error: RuntimeError, root: Any, report: Any) -> str:
-        """The report's text with the carriers named before its pattern (found from the
-        report's frontier, read before the call, so exact)."""
+        """The report's text with the carriers named, and the pattern decided from the same
+        evidence as the command's: the carriers, the graph (the old part found from the
+        report's frontier, read before the call, so exact) and the calls recorded here. A
+        backward that another backward ran (nothing stale before the call) is explained from
+        the recorded calls."""
         try:
             old = set()
             for item in report.frontier:
                 old.update(n for n in breadth_first([item.node]) if not hasattr(n, "variable"))
-            finding = explain(error, root, list(self.history.calls), user_frames(), old=old)
+            finding = explain(error, root, list(self.history.calls), user_frames(),
+                              old=old if old else None, nested=not old,
+                              regions=list(self.history.regions))
         except Exception:  # noqa: BLE001 - never let the diagnosis break the call
             return text.replace("`", "'")
+        if not old:  # the report saw nothing stale before the call: the finding says it all
+            return str(finding).replace("`", "'")
         lines = text.split("\n")
         at = next((i for i, line in enumerate(lines) if line.startswith("Likely pattern")),
                   len(lines))
-        lines[at:at] = finding.carrier_lines()
+        lines[at:] = finding.carrier_lines() + finding.pattern_lines(every_page=True)
         return "\n".join(lines).replace("`", "'")
 
     def __enter__(self) -> "diagnose_on_error":
@@ -126,10 +134,17 @@ class diagnose_on_error(contextlib.ContextDecorator):
             original = getattr(owner, name)
             saved.append((owner, name, original))
             setattr(owner, name, self._wrap(original, pick))
+        for name in ("checkpoint", "checkpoint_sequential"):
+            original = getattr(torch.utils.checkpoint, name)
+            saved.append((torch.utils.checkpoint, name, original))
+            setattr(torch.utils.checkpoint, name, recording_regions(original, self.history))
+        ACTIVE.append(self.history)
         self._saved.append(saved)
         return self
 
     def __exit__(self, *exc_info) -> None:
+        if self.history in ACTIVE:
+            ACTIVE.remove(self.history)
         for owner, name, original in reversed(self._saved.pop()):
             setattr(owner, name, original)
 

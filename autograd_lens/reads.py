@@ -21,6 +21,8 @@ MUTATORS = frozenset({"append", "extend", "insert", "clear", "pop", "add", "upda
                       "setdefault", "register_buffer"})
 # Reads that look at a value without computing with it: ``state is not None``, ``len(buffer)``.
 _LOOKS = frozenset({"isinstance", "len", "print", "type", "id", "hasattr", "repr", "str"})
+# Methods that read a tensor's value without its graph: ``h.detach()``, ``loss.item()``.
+_VALUE_ONLY = frozenset({"detach", "item", "tolist", "numpy", "size", "dim", "numel"})
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 
@@ -33,6 +35,7 @@ class Use(NamedTuple):
     line: int
     mutator: bool = False
     adds: bool = False  # an assignment that adds to the old value: total = total + x, total += x
+    alias: str = ""  # for ``value = value_next``: the path whose value it takes
 
 
 def path_of(node: ast.AST) -> str | None:
@@ -96,6 +99,10 @@ class _Reader:
                                                   for op in node.ops):
             self.look([node.left, *node.comparators])
             return
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and node.func.attr in _VALUE_ONLY and path_of(node.func.value) is not None:
+            self.look([node.func.value])
+            return
         if isinstance(node, ast.Call) and getattr(node.func, "id", None) in _LOOKS:
             self.look(node.args)
             return
@@ -105,7 +112,7 @@ class _Reader:
         for child in ast.iter_child_nodes(node):
             self.load(child)
 
-    def store(self, target: ast.AST, adds: bool = False) -> None:
+    def store(self, target: ast.AST, adds: bool = False, alias: str = "") -> None:
         if isinstance(target, (ast.Tuple, ast.List)):
             for item in target.elts:
                 self.store(item)
@@ -116,7 +123,7 @@ class _Reader:
             if isinstance(target, ast.Subscript):
                 self.load(target.slice)
             if path is not None:
-                self.uses.append(Use(path, True, target.lineno, adds=adds))
+                self.uses.append(Use(path, True, target.lineno, adds=adds, alias=alias))
 
     def statement(self, node: ast.stmt) -> None:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -125,10 +132,11 @@ class _Reader:
             self.load(node.value)
             value = node.value
             adds = isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add)
+            alias = path_of(value) or ""
             for target in node.targets:
                 path = path_of(target)
                 self.store(target, adds and path is not None
-                           and path in (path_of(value.left), path_of(value.right)))
+                           and path in (path_of(value.left), path_of(value.right)), alias)
         elif isinstance(node, ast.AugAssign):
             self.load(node.target)
             self.load(node.value)
@@ -142,6 +150,13 @@ class _Reader:
             self.loop(node)
         elif isinstance(node, ast.While):
             self.loop(node)
+        elif isinstance(node, ast.If):  # ``if self.bank:`` looks at a container, reads no tensor
+            test = node.test.operand if isinstance(node.test, ast.UnaryOp) and isinstance(
+                node.test.op, ast.Not) else node.test
+            (self.look if path_of(test) is not None else self.load)(
+                [test] if path_of(test) is not None else node.test)
+            for child in node.body + node.orelse:
+                self.statement(child)
         else:
             for child in ast.iter_child_nodes(node):
                 self.load(child)
@@ -259,6 +274,11 @@ def reads_of_attribute(tree: ast.Module, attr: str) -> list[tuple[str, Use, bool
         for path in sorted(paths):
             base = path if path.endswith("." + attr) else path.split(f".{attr}[")[0] + "." + attr
             use, before = first_read(uses, base)
+            if use is not None and len(use.path) > len(base):  # self.queue.T names self.queue
+                use = use._replace(path=base)
+            if use is None:  # assigned first (a cache filled once), then read
+                use = next((u for u in uses if not u.store and not u.mutator
+                            and overlaps(u.path, base)), None)
             if use is not None:
                 found.append((node.name, use, before))
     return found

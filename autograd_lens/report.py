@@ -1,41 +1,20 @@
-"""What a diagnosis holds, and the catalogue of known patterns, each with its fix and the book's pages.
-
-The fixes are written here and nowhere else: a report names its pattern, and a suspect that
-carries a stale graph gets the advice of the pattern it points to.
+"""What a diagnosis holds: the report of :func:`~autograd_lens.diagnose`, its frontier nodes and
+suspects. The catalogue of patterns (title, fix, page, edit rule, proofs) is
+:mod:`autograd_lens.patterns`, re-exported here.
 """
 
 from __future__ import annotations
 
-import importlib.metadata
 import os
 import re
-import tomllib
 from dataclasses import dataclass
-from pathlib import Path
 
 import torch
 from torch.autograd.graph import Node
 
 from .graph import SavedSlot
+from .patterns import BOOK_URL, PATTERNS, Pattern  # noqa: F401 - re-exported: the catalogue
 
-
-def _documentation_url() -> str:
-    """The book's address: the ``Documentation`` link of the package's metadata, or, in a
-    source tree without metadata, of ``pyproject.toml`` beside the package."""
-    try:
-        links = importlib.metadata.metadata(__package__).get_all("Project-URL") or []
-    except importlib.metadata.PackageNotFoundError:
-        links = []
-    for link in links:
-        label, _, url = link.partition(",")
-        if label.strip() == "Documentation":
-            return url.strip()
-    with open(Path(__file__).resolve().parent.parent / "pyproject.toml", "rb") as file:
-        return tomllib.load(file)["project"]["urls"]["Documentation"]
-
-
-BOOK_URL = _documentation_url()
-"""Where the book is published; the report links to its notebooks under ``notebooks/``."""
 
 _NOTEBOOK_CELL = re.compile(r"ipykernel_\d+|<ipython-input")
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>[^\n]+)\n'
@@ -43,102 +22,6 @@ _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>[^
 # Frames from these folders are skipped when looking for the user's line in a traceback.
 _LIBRARY_DIRS = (os.path.dirname(torch.__file__) + os.sep,
                  os.path.dirname(os.path.abspath(__file__)) + os.sep)
-
-
-@dataclass(frozen=True)
-class Pattern:
-    """A known way to reach the freed-graph error, with its fix and the book's notebooks on it.
-
-    ``suspect_fix`` is the same fix said of one named tensor (``"detach it at the start of
-    each batch"``); without it a suspect gets ``fix``.
-    """
-
-    key: str
-    title: str
-    fix: str
-    notebooks: tuple[str, ...]
-    suspect_fix: str = ""
-
-    def links(self) -> list[str]:
-        """Addresses of the published notebooks about this pattern."""
-        return [f"{BOOK_URL}notebooks/{name}.html" for name in self.notebooks]
-
-
-PATTERNS: dict[str, Pattern] = {p.key: p for p in (
-    Pattern("backward_twice", "backward twice through the same graph",
-            "run the forward pass again before the second backward (or pass retain_graph=True to "
-            "the first backward or autograd.grad call if two passes through one graph are really "
-            "wanted)",
-            ("01_backward_twice", "14_grad_then_backward", "11_higher_order_gradients")),
-    Pattern("modified_in_place", "a saved tensor modified in place after it was saved",
-            "run the forward pass again after optimizer.step() or any in-place update; do not "
-            "reuse a loss from before the update, and avoid in-place ops on tensors a node saved",
-            ("08_retain_step_backward", "16_module_state_with_history")),
-    Pattern("accumulated_loss", "a loss accumulated as a tensor across steps",
-            "call backward on each step's loss and keep a running total as a number "
-            "(loss.item()); clear lists of log-probabilities or losses after each update",
-            ("06_accumulating_loss", "15_rl_buffers"),
-            "clear the list after each backward (or append .detach()ed values, or numbers "
-            "from .item(), if they only need logging)"),
-    Pattern("hidden_state", "hidden state carried from one batch into the next",
-            "detach the state at the start of each batch (h = h.detach()), which is truncated "
-            "backpropagation through time",
-            ("05_rnn_hidden_state",),
-            "detach it at the start of each batch"),
-    Pattern("module_state", "a module attribute or buffer updated with history",
-            "update it under torch.no_grad() or store a .detach()ed value",
-            ("16_module_state_with_history",)),
-    Pattern("outside_loop", "a tensor computed outside the loop and reused every step",
-            "compute it inside the loop, or under torch.no_grad() (or .detach() it) if it needs "
-            "no gradient",
-            ("13_tensor_outside_loop", "04_two_networks"),
-            "compute it inside the loop, or detach it (or compute it under torch.no_grad()) "
-            "if it needs no gradient"),
-    Pattern("shared_trunk", "a shared part of the graph that an earlier backward already went "
-            "through (two losses over one forward, a GAN's fake batch, a tensor computed outside "
-            "the loop)",
-            "sum the losses and call backward once; detach what one step hands to another "
-            "(D(fake.detach()) in a GAN's discriminator step); recompute what was computed "
-            "outside the loop",
-            ("02_two_losses_one_forward", "12_gan_discriminator", "13_tensor_outside_loop")),
-    Pattern("growing_buffer", "a list of tensors kept across updates (log-probabilities, losses)",
-            "clear the list after each update (del buffer[:]), or store .detach()ed values or "
-            "numbers (.item()) if they are only logged",
-            ("15_rl_buffers", "06_accumulating_loss")),
-    Pattern("gan_discriminator", "a generated batch used again after the discriminator's "
-            "backward went through the generator",
-            "in the discriminator step use D(fake.detach()); then the generator step's "
-            "D(fake) is the only backward through the generator",
-            ("12_gan_discriminator",)),
-    Pattern("grad_then_backward", "autograd.grad, then backward, through the same graph",
-            "pass retain_graph=True to autograd.grad (create_graph=True if the gradient is part "
-            "of the loss), or compute the loss again before backward",
-            ("14_grad_then_backward", "01_backward_twice")),
-    Pattern("higher_order", "a gradient taken without create_graph=True, then a loss "
-            "through the same graph",
-            "pass create_graph=True to autograd.grad when the loss uses the gradient or the "
-            "same graph again",
-            ("11_higher_order_gradients", "14_grad_then_backward")),
-    Pattern("meta_learning", "an inner gradient step on the weights without create_graph=True, "
-            "then an outer loss through the inner graph",
-            "pass create_graph=True to the inner autograd.grad (second-order), or keep the outer "
-            "loss off the inner graph (first-order: detach the inner gradients)",
-            ("20_meta_learning",)),
-    Pattern("checkpoint", "backward a second time through a checkpointed region",
-            "run the forward again before the second backward, or pass retain_graph=True to the "
-            "first one",
-            ("18_checkpoint",)),
-    Pattern("custom_function", "backward a second time through a custom autograd.Function",
-            "run the forward again before the second backward, or pass retain_graph=True to the "
-            "first one; do not read ctx.saved_tensors after backward",
-            ("17_custom_function",)),
-    Pattern("two_networks", "one network's output fed to a second network after the first "
-            "network's backward went through it",
-            "detach the output before the second network if its loss should not train the first "
-            "(net2(h.detach())), or sum the two losses and call backward once",
-            ("04_two_networks", "02_two_losses_one_forward")),
-)}
-"""The patterns :func:`~autograd_lens.diagnose` can name, by key."""
 
 
 @dataclass(frozen=True)

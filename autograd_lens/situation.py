@@ -7,7 +7,6 @@ written as JSON by ``--report``, and appended to the error by :class:`diagnose_o
 
 from __future__ import annotations
 
-import ast
 import os
 import re
 from dataclasses import dataclass, field
@@ -15,14 +14,15 @@ from typing import Any
 
 import torch
 
-from .carriers import Carrier, find_carriers
+from .candidates import Candidate
+from .carriers import Carrier, GraphView, rank_candidates, shown
 from .diagnose import diagnose
 from .errors import is_inplace_error
-from .graph import breadth_first, children, is_custom_function, node_name
+from .graph import breadth_first, children, node_name
 from .history import Call, alive_roots, as_tensors, old_nodes, sequence
-from .reads import source_tree
-from .suspects import is_state_name
 from .report import PATTERNS, Pattern
+from .verdict import (Evidence, decide, first_saved, in_regions, is_checkpoint, leaves_of,
+                      through_weights)
 
 
 @dataclass
@@ -71,11 +71,18 @@ class Finding:
             lines.append("Where the graphs meet: " + ", ".join(self.frontier[:5])
                          + (" ..." if len(self.frontier) > 5 else ""))
         lines += self.notes
-        if self.pattern is not None:
-            lines.append(f"Likely pattern: {self.pattern.title}.")
-            lines.append(f"Fix: {self.pattern.fix}.")
-            lines.append(f"See: {self.page}")
-        return "\n".join(lines)
+        return "\n".join(lines + self.pattern_lines())
+
+    def pattern_lines(self, every_page: bool = False) -> list[str]:
+        """The likely pattern, its fix and its page (``every_page``: all its pages), or: no
+        pattern, and the debugging page."""
+        if self.pattern is None:
+            return []
+        see = "See: " + (", ".join(self.pattern.links()) if every_page else self.page)
+        if self.pattern.key == "unknown":
+            return ["Likely pattern: none that the evidence shows (no carrier, no telling "
+                    "graph); the debugging page says how to look.", see]
+        return [f"Likely pattern: {self.pattern.title}.", f"Fix: {self.pattern.fix}.", see]
 
 
 def _where(filename: str) -> str:
@@ -85,76 +92,55 @@ def _where(filename: str) -> str:
     return os.path.basename(filename)
 
 
-def _frontier(order: list[Any], kids: dict[Any, list[Any]], old: set[Any],
-              roots: list[Any]) -> list[Any]:
-    """Old nodes entered from a new one (or old roots): where this step meets an old graph."""
-    first = [r for r in roots if r in old]
-    for node in order:
-        if node not in old:
-            first += [c for c in kids[node] if c in old and c not in first]
-    return first
-
-
-def _leaves(nodes: list[Any]) -> set[int]:
-    return {id(n.variable) for n in nodes if hasattr(n, "variable")}
-
-
-def _calls_checkpoint(frames: list[Any]) -> bool:
-    """Whether the user's source calls ``checkpoint`` (a non-reentrant checkpoint leaves no trace
-    on the nodes once its saved tensors are freed, so the source is read instead)."""
-    for filename in {f.f_code.co_filename for f in frames}:
-        tree = source_tree(filename)
-        for node in ([] if tree is None else ast.walk(tree)):
-            if isinstance(node, ast.Call):
-                name = getattr(node.func, "attr", getattr(node.func, "id", ""))
-                if name in ("checkpoint", "checkpoint_sequential"):
-                    return True
-    return False
-
-
-def _pattern_key(carriers: list[Carrier], order: list[Any], kids: dict[Any, list[Any]],
-                 old: set[Any], roots: list[Any], calls: list[Call], inplace: bool,
-                 frames: list[Any], known: dict[int, Any]) -> str:
-    frame = frames[0] if frames else None
-    if any("Checkpoint" in node_name(n) for n in old):
-        return "checkpoint"
-    if any(is_custom_function(n) and not any(k in node_name(n) for k in ("Checkpoint", "Compiled"))
-           for n in old):
-        return "custom_function"
+def _evidence(carriers: list[tuple[Carrier, Candidate]], view: Any, order: list[Any], kids: dict[Any, list[Any]],
+              old: set[Any], roots: list[Any], calls: list[Call], inplace: bool,
+              frames: list[Any], known: dict[int, Any], nested: bool,
+              regions: list[tuple[int, int]]) -> Evidence:
+    """What the carriers, the graph between the two calls and the recorded calls show."""
     latest = calls[0] if calls else None
-    if inplace and (latest is None or latest.retained):
-        return "modified_in_place"
-    if any(r in old for r in roots):
-        if _calls_checkpoint(frames):
-            return "checkpoint"
-        return "grad_then_backward" if latest is not None and latest.kind == "grad" \
-            else "backward_twice"
-    if latest is not None and latest.kind == "grad":
-        return "meta_learning" if latest.on_parameters else "higher_order"
-    same_step = latest is not None and frame is not None and latest.where[:2] == (
+    frame = frames[0] if frames else None
+    saved_first = first_saved(view.frontier, old)
+    evidence = Evidence(
+        root_old=any(r in old for r in roots), first_saved=saved_first,
+        checkpointed=any(is_checkpoint(n) for n in old) or in_regions(old, regions),
+        inplace=inplace and (latest is None or latest.retained), nested=nested, latest=latest,
+        carrier=carriers[0][0] if carriers else None)
+    evidence.same_step = latest is not None and frame is not None and latest.where[:2] == (
         frame.f_code.co_filename, frame.f_code.co_firstlineno) and latest.where[2] < frame.f_lineno
-    new_leaves = _leaves([c for n in order if n not in old for c in kids[n]])
-    if same_step:
+    if evidence.same_step:
         alive = alive_roots(latest, known)
         before = breadth_first(alive) if alive else list(old)
-        if new_leaves & _leaves(before):
-            return "gan_discriminator"
-        return "two_networks" if carriers and carriers[0].kind == "old" else "shared_trunk"
+        new_leaves = leaves_of([c for n in order if n not in old for c in kids[n]])
+        evidence.same_critic = bool(new_leaves & leaves_of(before))
+        evidence.new_weights = bool(new_leaves)
+    evidence.recurrence = through_weights(roots[0], view.reaches, old, shared=True)
+    evidence.disjoint = not (leaves_of([c for n in order if n not in old for c in kids[n]])
+                             & leaves_of([c for n in old for c in kids.get(n, ())]))
     if carriers:
-        top = carriers[0]
-        if top.origin == "list":
-            return "accumulated_loss" if top.update == "accumulate" else "growing_buffer"
-        if top.origin == "attribute":
-            # An RNN's state kept on the model (out, self.h = self.rnn(x, self.h)) is hidden state;
-            # a running statistic or a memory updated with history is module state.
-            recurrent = top.update != "accumulate" and is_state_name(top.name)
-            return "hidden_state" if recurrent else "module_state"
-        if top.kind == "carried" or top.update:  # read, then assigned again in the step
-            return "accumulated_loss" if top.update == "accumulate" else "hidden_state"
-        if top.outside_loop:
-            return "outside_loop"
-    old_leaves = _leaves([c for n in old for c in kids[n]])
-    return "hidden_state" if new_leaves & old_leaves else "shared_trunk"
+        carrier, candidate = carriers[0]
+        evidence.on_module = isinstance(candidate.owner, torch.nn.Module)
+        evidence.on_object = candidate.owner is not None
+        evidence.grows = _grows(candidate.container, old, calls)
+        number = sequence(candidate.tensor.grad_fn)
+        if carrier.kind == "old":
+            evidence.again = next((c for c in calls if number in c.roots), None)
+        if carrier.kind == "carried":
+            evidence.through_weights = through_weights(candidate.tensor.grad_fn, view.reaches, old)
+    return evidence
+
+
+def _grows(container: Any, old: set[Any], calls: list[Call]) -> bool:
+    """Whether a list or dict holds tensors of several steps: old entries and new ones, or old
+    entries from before different earlier calls (a buffer that grows)."""
+    if container is None:
+        return False
+    items = container.values() if isinstance(container, dict) else container
+    nodes = [getattr(t, "grad_fn", None) for item in list(items)[:2000]
+             for t in (item if isinstance(item, tuple) else (item,))]
+    nodes = [n for n in nodes if n is not None]
+    bounds = sorted(c.sequence for c in calls)
+    steps = {sum(sequence(n) > b for b in bounds) for n in nodes if n in old}
+    return len(steps) > 1 or (bool(steps) and any(n not in old for n in nodes))
 
 
 def _known(order: list[Any], frames: list[Any]) -> dict[int, Any]:
@@ -180,7 +166,8 @@ def _hidden(roots: list[torch.Tensor]) -> tuple[str, ...]:
 
 
 def explain(error: BaseException, roots: Any, calls: list[Call], frames: list[Any],
-            old: set[Any] | None = None) -> Finding:
+            old: set[Any] | None = None, nested: bool = False,
+            regions: list[tuple[int, int]] = ()) -> Finding:
     """The diagnosis of ``error``, raised by a backward (or ``autograd.grad``) from ``roots``.
 
     Args:
@@ -190,6 +177,9 @@ def explain(error: BaseException, roots: Any, calls: list[Call], frames: list[An
         frames: the user's frames at the moment of failure, innermost first.
         old: the nodes of this graph that earlier calls went through, when known (from a
             prediction made before the call); else found from ``calls``.
+        nested: the error came from a backward that another backward ran (a custom
+            Function's backward, a reentrant checkpoint).
+        regions: checkpointed regions the program ran, as sequence-number ranges.
     """
     tensors = [t for t in as_tensors(roots) if t.grad_fn is not None]
     root_nodes = [t.grad_fn for t in tensors]
@@ -199,11 +189,17 @@ def explain(error: BaseException, roots: Any, calls: list[Call], frames: list[An
     known = _known(order, frames)
     if old is None:
         old, used = old_nodes(order, list(calls), inplace, known)
-    else:
-        old, used = old & set(order), list(reversed(calls))
-    carriers = find_carriers(order, kids, old, frames, used, inplace)
-    key = _pattern_key(carriers, order, kids, old, root_nodes, used, inplace, frames, known)
-    frontier = [node_name(n) for n in _frontier(order, kids, old, root_nodes)]
-    return Finding(str(error).split("\n")[0], carriers, frontier, PATTERNS.get(key),
-                   _hidden(tensors) if tensors else ())
-
+        if not old and nested:  # a nested backward freed what the outer one retained
+            old, used = old_nodes(order, list(calls), True, known)
+    else:  # known from a prediction: with the nodes above it that the calls went through
+        found, used = old_nodes(order, list(calls), inplace, known)
+        old = (old | found) & set(order)
+        used = used or list(reversed(calls))
+    view = GraphView(order, kids, old, root_nodes)
+    carriers = shown(rank_candidates(order, kids, old, frames, used, inplace, root_nodes, view),
+                     set(root_nodes))
+    evidence = _evidence(carriers, view, order, kids, old, root_nodes, used, inplace, frames,
+                         known, nested, list(regions))
+    frontier = [node_name(n) for n in view.frontier]
+    return Finding(str(error).split("\n")[0], [c for c, _ in carriers], frontier,
+                   PATTERNS.get(decide(evidence)), _hidden(tensors) if tensors else ())

@@ -2,12 +2,12 @@
 
 A suspect is a tensor that crosses from one step to the next (a hidden state, cached features,
 a module's buffer, a list of losses). One rule, :func:`suspect_pattern`, says which pattern of
-the catalogue a stale suspect points to; its advice comes from that pattern.
+the catalogue a stale suspect points to, from where it lives and what its graph is (never from
+its name); its advice comes from that pattern.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
@@ -16,10 +16,6 @@ from torch.autograd.graph import Node
 
 from .graph import breadth_first
 from .report import PATTERNS, Pattern, Suspect
-
-_STATE = r"h|c|hx|cx|h\d|c\d|hidden.*|state.*|.*_state|.*hidden"  # names of a recurrent state
-_RECURRENT_NAMES = re.compile(rf"^({_STATE}|memory|mem)$", re.IGNORECASE)
-_STATE_NAMES = re.compile(rf"^({_STATE})$", re.IGNORECASE)
 
 Item = tuple[str, torch.Tensor, str]
 """(name, tensor, origin): origin is "module" (an attribute or buffer), "list" (an item of a
@@ -70,22 +66,15 @@ def _tensors_named(name: str, value: Any, origin: str = "plain") -> list[Item]:
     return []
 
 
-def _base(name: str) -> str:
-    return name.split("[")[0].split(".")[-1]
-
-
-def is_state_name(name: str) -> bool:
-    """Whether ``name`` (``h``, ``self.hidden``, ``enc_state``) is what people call an RNN's state."""
-    return bool(_STATE_NAMES.match(_base(name)))
-
-
-def suspect_pattern(name: str, origin: str) -> Pattern:
-    """The pattern a stale suspect points to: by where it lives, then by its name."""
+def suspect_pattern(origin: str, old: bool) -> Pattern:
+    """The pattern a stale suspect points to: by where it lives (an attribute or buffer, a
+    list), then by its graph: an old tensor reused (computed before the loop), or a new one
+    whose graph reaches an old one (a state carried from step to step)."""
     if origin == "module":
         return PATTERNS["module_state"]
     if origin == "list":
-        return PATTERNS["accumulated_loss"]
-    return PATTERNS["hidden_state" if _RECURRENT_NAMES.match(_base(name)) else "outside_loop"]
+        return PATTERNS["growing_buffer"]
+    return PATTERNS["outside_loop" if old else "hidden_state"]
 
 
 def _message(name: str, pattern: Pattern, reaches: bool) -> str:
@@ -115,7 +104,7 @@ def judge_suspects(items: list[Item], executed: Collection[Node], stale_nodes: C
     explained = set(breadth_first(node for _, _, node, old, _ in judged if old))
     found = []
     for name, origin, node, old, hits in judged:
-        pattern = suspect_pattern(name, origin)
+        pattern = suspect_pattern(origin, old)
         if node is None:
             found.append((Suspect(name, "clean", False), pattern))
             continue

@@ -11,18 +11,16 @@ itself goes on unchanged.
 from __future__ import annotations
 
 import functools
-import sysconfig
 from typing import Any, Callable
 
 import torch
+import torch.utils.checkpoint
 
 from .errors import error_kind
-from .history import LIBRARY_DIRS, History, make_call, user_frame
+from .candidates import NOT_USERS
+from .history import History, make_call, ACTIVE, recording_regions, user_frame
 from .situation import Finding, explain
 
-# Frames of the standard library and installed packages are not the user's (IPython's own
-# frames in a notebook, runpy's under the command).
-_NOT_USERS = tuple(p for p in {sysconfig.get_paths()[k] for k in ("stdlib", "purelib", "platlib")})
 
 
 def user_frames() -> list[Any]:
@@ -31,7 +29,7 @@ def user_frames() -> list[Any]:
     frame = user_frame(2)
     while frame is not None:
         name = frame.f_code.co_filename
-        if not name.startswith(_NOT_USERS + LIBRARY_DIRS) and not name.startswith("<frozen"):
+        if not name.startswith(NOT_USERS) and not name.startswith("<frozen"):
             frames.append(frame)
         frame = frame.f_back
     return frames
@@ -53,20 +51,41 @@ class Watch:
         self.finding: Finding | None = None
         self.error: tuple[int, str] | None = None  # (id, message) of the explained error
         self._saved: list[tuple[Any, str, Any]] = []
+        self.depth = 0  # backward calls running: more than one, a backward inside a backward
+        self.inner: Any = None  # a nested backward failed: its finding (False: none)
 
     def failed(self, error: RuntimeError, roots: Any) -> None:
-        """Explain ``error`` (raised by a backward from ``roots``); never raises."""
+        """Explain ``error`` (raised by a backward from ``roots``); never raises.
+
+        A backward run by another backward (a custom Function's backward calling
+        ``autograd.grad``, a reentrant checkpoint's) is explained from its own graph, and
+        again by the outer backward when the error reaches it: the outer explanation is kept
+        when it names a carrier, else the inner one.
+        """
         if self._explained(error) or error_kind(error) is None:
             return  # (the same error, passing through an outer wrapper)
+        nested = self.depth > 1
         frames = user_frames()
         try:
-            self.finding = explain(error, roots, list(self.history.calls), frames)
-            # Not the error itself: its traceback holds the program's frames and their tensors.
-            self.error = (id(error), str(error))
+            finding = explain(error, roots, list(self.history.calls), frames,
+                              nested=nested or self.inner is not None,
+                              regions=list(self.history.regions))
         except Exception:  # noqa: BLE001 - explaining must never add an error of its own
-            self.finding, self.error = None, None
+            finding = None
         finally:
             del frames
+        if nested:
+            if finding is not None and finding.carriers:
+                self.inner = finding
+            elif self.inner is None:
+                self.inner = False  # nested, but nothing named from inside
+            return
+        if self.inner and (finding is None or not finding.carriers):
+            finding = self.inner
+        self.inner = None
+        self.finding = finding
+        # Not the error itself: its traceback holds the program's frames and their tensors.
+        self.error = None if finding is None else (id(error), str(error))
 
     def _wrap(self, original: Callable, kind: str) -> Callable:
         history, watch = self.history, self
@@ -74,12 +93,18 @@ class Watch:
 
         @functools.wraps(original)
         def wrapper(*args, **kwargs):
+            watch.depth += 1
             try:
                 result = original(*args, **kwargs)
             except RuntimeError as error:
                 watch.failed(error, _argument(args, kwargs, 0, "tensors" if kind == "backward"
                                               else "outputs"))
                 raise
+            finally:
+                watch.depth -= 1
+            if watch.depth:  # run by another backward (a custom Function's, a checkpoint's)
+                return result
+            watch.inner = None
             retained = _argument(args, kwargs, retain_at, "retain_graph") or \
                 _argument(args, kwargs, retain_at + 1, "create_graph", False)
             history.add(make_call(args[0] if args else kwargs.get(
@@ -93,9 +118,16 @@ class Watch:
             original = getattr(torch.autograd, name)
             self._saved.append((torch.autograd, name, original))
             setattr(torch.autograd, name, self._wrap(original, kind))
+        for name in ("checkpoint", "checkpoint_sequential"):
+            original = getattr(torch.utils.checkpoint, name)
+            self._saved.append((torch.utils.checkpoint, name, original))
+            setattr(torch.utils.checkpoint, name, recording_regions(original, self.history))
+        ACTIVE.append(self.history)
         return self
 
     def __exit__(self, *exc_info: Any) -> None:
+        if self.history in ACTIVE:
+            ACTIVE.remove(self.history)
         while self._saved:
             owner, name, original = self._saved.pop()
             setattr(owner, name, original)

@@ -153,7 +153,7 @@ def test_a_module_run_with_dash_m_gets_its_arguments_and_the_diagnosis(runs):
     assert out == runs["module plain"][1]
     name, line = expected(SCRIPTS / "demo_pkg" / "train.py")
     assert f"  {name}  train.py:{line} in <module>" in err
-    assert err.rstrip().endswith("05_rnn_hidden_state.html")
+    assert "\nSee: " in err and "05_rnn_hidden_state.html\n" in err
 
 
 def test_exit_codes_and_unrelated_errors_pass_through_untouched(runs):
@@ -193,5 +193,5 @@ def test_bad_use_is_one_line_and_exit_code_2(runs, name, says):
 def test_help_explains_the_command(runs):
     code, out, _ = runs["help"]
     assert code == 0
-    assert "usage: python -m autograd_lens [--report FILE] (script.py | -m module)" in out
+    assert "usage: python -m autograd_lens [--report FILE] [--verify] (script.py | -m module)" in out
     assert "--report FILE" in out and "Healthy runs print nothing extra" in out

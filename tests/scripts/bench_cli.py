@@ -5,8 +5,10 @@
    and the same loop in one process with and without the command's watch installed (CPU time
    of alternating blocks, steadier than wall time on a shared machine).
    Add --processes for the whole-process comparison (slow: 2 x 7 Python starts).
+   Add --verify to time what `--verify` adds to a failing run, against one plain run.
 2. Diagnosis time after a failure on a realistic model: a small LSTM language model whose
-   hidden state is carried over (a few thousand graph nodes), timed inside the failing call.
+   hidden state is carried over (a few thousand graph nodes), timed inside the failing call,
+   and the edit computed from it.
 """
 
 import statistics
@@ -17,15 +19,16 @@ from pathlib import Path
 
 import torch
 
+from autograd_lens.__main__ import _failed_at
 from autograd_lens.watch import Watch
 
 HERE = Path(__file__).parent
 RUNS = 7
 
 
-def wall(args):
+def wall(args, check=True):
     start = time.perf_counter()
-    subprocess.run([sys.executable, *args], cwd=HERE, check=True, capture_output=True)
+    subprocess.run([sys.executable, *args], cwd=HERE, check=check, capture_output=True)
     return time.perf_counter() - start
 
 
@@ -113,13 +116,31 @@ def diagnosis():
                     loss = torch.nn.functional.cross_entropy(head(out[0]), tokens[t + 1])
                     total = loss if t == 0 else total + loss
                 total.backward()
-        except RuntimeError:
-            pass
+        except RuntimeError as error:
+            failed = _failed_at(error.__traceback__)
     from autograd_lens import walk
     nodes = len(walk(total))
     names = [c.name for c in watch.finding.carriers]
+    start = time.perf_counter()
+    fixes = watch.finding.pattern.fixes(watch.finding.carriers, failed)
+    edit = time.perf_counter() - start
     print(f"diagnosis after the failure: {timings[0]:.3f} s on a graph of {nodes} nodes; "
-          f"carriers {names}")
+          f"carriers {names}; the edit: {edit:.3f} s more ({len(fixes)} fixes, "
+          f"{sum(len(f.edits) for f in fixes)} edits); together {timings[0] + edit:.3f} s")
+
+
+def verify_cost(runs=5):
+    """What --verify adds to a failing run, against one plain run of the same script (the
+    re-run it makes): medians of whole processes."""
+    script = "fail_05_hidden_state.py"
+    plain = [wall([script], check=False) for _ in range(runs)]
+    command, verified = [], []
+    for _ in range(runs):
+        command.append(wall(["-m", "autograd_lens", script], check=False))
+        verified.append(wall(["-m", "autograd_lens", "--verify", script], check=False))
+    a, b, c = (statistics.median(x) for x in (plain, command, verified))
+    print(f"{script}, median of {runs}: python {a:.3f} s, the command {b:.3f} s, with --verify "
+          f"{c:.3f} s: --verify adds {c - b:.3f} s, {(c - b) / a:.2f} times one plain run")
 
 
 if __name__ == "__main__":
@@ -129,3 +150,5 @@ if __name__ == "__main__":
     in_process()
     if "--processes" in sys.argv:
         processes()
+    if "--verify" in sys.argv:
+        verify_cost()

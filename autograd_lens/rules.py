@@ -1,0 +1,265 @@
+"""The edit rules: each pattern's fix computed as an edit of the program's own lines.
+
+A rule reads what the diagnosis knows (the carriers: name, file, line and the form of the value,
+see :class:`~autograd_lens.carriers.Carrier`), the line of the backward that failed, and the
+source. It returns :class:`Fix` es, the first choice first, each saying in words what the fixed
+program computes. It returns nothing when the source does not show the edit plainly: an empty
+answer is honest, a guessed edit is not.
+
+This module holds what every rule uses and the rules about the order of calls (backward twice,
+two losses, ``autograd.grad`` then backward, meta-learning); :mod:`autograd_lens.rules_state`
+holds the rules about values that cross from one step to the next.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from .edits import Edit, Plan, Source, path_of, targets
+
+BACKWARD = ("backward",)
+GRAD = ("grad",)
+
+
+@dataclass(frozen=True)
+class Fix:
+    """One way to fix the program: its edits and what the fixed program computes."""
+
+    computes: str
+    edits: tuple[Edit, ...]
+
+
+@dataclass(frozen=True)
+class Case:
+    """What a rule may read: the carriers, most likely first, and the failed call's line."""
+
+    carriers: tuple[Any, ...]
+    failed: tuple[str, int] | None = None
+
+
+Rule = Callable[[Case], list[Fix]]
+
+
+def detached(path: str, form: str) -> str | None:
+    """``path`` without its graph, in the form of its value (None for an object)."""
+    return {"tensor": f"{path}.detach()",
+            "tuple": f"tuple(s.detach() for s in {path})",
+            "list": f"[s.detach() for s in {path}]",
+            "dict": f"{{k: v.detach() for k, v in {path}.items()}}"}.get(form)
+
+
+def detach_lines(source: Source, path: str, form: str, indent: str) -> list[str]:
+    """The lines that detach ``path`` (guarded when the program also gives it None); for a
+    nested tuple, with the function :func:`with_helper` defines."""
+    value = f"{helper_name(source)}({path})" if form == "nested tuple" else detached(path, form)
+    if value is None:
+        return []
+    if source.may_be_none(path):
+        return [f"{indent}if {path} is not None:", f"{indent}    {path} = {value}"]
+    return [f"{indent}{path} = {value}"]
+
+
+def helper_name(source: Source) -> str:
+    """A name for the recursive detaching function that the program does not use yet."""
+    used = {getattr(n, "id", getattr(n, "name", None)) for n in ast.walk(source.tree)}
+    name = "detach_all"
+    while name in used:
+        name += "_"
+    return name
+
+
+def with_helper(plan: Plan, source: Source, line: int, form: str) -> Plan:
+    """For a nested tuple, define the recursive detaching function before the top-level
+    statement (a loop, a function, a class) that holds ``line``."""
+    if form != "nested tuple":
+        return plan
+    top = next(s for s in source.tree.body if s.lineno <= line <= s.end_lineno)
+    first = min([top.lineno] + [d.lineno for d in getattr(top, "decorator_list", [])])
+    name = helper_name(source)
+    return plan.before(first, f"def {name}(state):",
+                       '    """The state with every tensor detached, however its tuples nest."""',
+                       f"    return tuple({name}(s) for s in state) if isinstance(state, tuple) "
+                       "else state.detach()", "", "")
+
+
+def one_fix(computes: str, plan: Plan | None) -> list[Fix]:
+    edits = plan.edits() if plan is not None else []
+    return [Fix(computes, tuple(edits))] if edits else []
+
+
+def top_carrier(case: Case) -> tuple[Any, Source] | tuple[None, None]:
+    for carrier in case.carriers:
+        source = Source.read(carrier.file)
+        if source is not None:
+            return carrier, source
+    return None, None
+
+
+def failed_call(case: Case) -> tuple[Source, ast.stmt, ast.Call] | None:
+    """The statement of the failing call, and the call (``X.backward()``, ``autograd.grad``)."""
+    if case.failed is None:
+        return None
+    source = Source.read(case.failed[0])
+    statement = source.statement_at(case.failed[1]) if source else None
+    if statement is None:
+        return None
+    calls = [c for s, c in source.calls(source.scope_at(statement.lineno), BACKWARD + GRAD)
+             if s is statement]
+    return (source, statement, calls[-1]) if calls else None
+
+
+def receiver(call: ast.Call) -> str | None:
+    """``loss`` in ``loss.backward()``."""
+    return path_of(call.func.value) if isinstance(call.func, ast.Attribute) and \
+        call.func.attr == "backward" else None
+
+
+def earlier_call(source: Source, statement: ast.stmt, names: tuple[str, ...]) \
+        -> tuple[ast.stmt, ast.Call] | None:
+    """The last call of ``names`` before ``statement`` in its function."""
+    found = [(s, c) for s, c in source.calls(source.scope_at(statement.lineno), names)
+             if s.end_lineno < statement.lineno]
+    return found[-1] if found else None
+
+
+def with_keyword(plan: Plan, source: Source, call: ast.Call, keyword: str) -> Plan | None:
+    """``f(a, b)`` becomes ``f(a, b, keyword=True)`` (on the call's last line)."""
+    if any(k.arg == keyword for k in call.keywords):
+        return None
+    line = source.text(call.end_lineno).encode()
+    close = call.end_col_offset - 1
+    empty = not call.args and not call.keywords
+    new = line[:close].decode().rstrip()
+    new += ("" if empty or new.endswith(("(", ",")) else ", ") + f"{keyword}=True" + \
+        line[close:].decode()
+    return plan.replace(call.end_lineno, new)
+
+
+def recompute(source: Source, path: str, before: ast.stmt) -> Plan | None:
+    """Copy the last assignment of ``path`` (in this function or, for a closure, around it)
+    just before ``before``, with its indentation."""
+    for scope in reversed(source.scopes_at(before.lineno)):
+        stores = [s for s in source.stores(scope, path) if s.end_lineno < before.lineno
+                  and isinstance(s, ast.Assign)]
+        if stores:
+            store = stores[-1]
+            indent, old = source.indent(before.lineno), source.indent(store.lineno)
+            lines = [source.text(n) for n in range(store.lineno, store.end_lineno + 1)]
+            if store.lineno == store.end_lineno:  # without its comment, which was about there
+                lines = [old + source.segment(store)]
+            moved = [indent + text[len(old):] if text.startswith(old) else text for text in lines]
+            return Plan(source).before(before.lineno, *moved)
+    return None
+
+
+# --- the rules ----------------------------------------------------------------------------
+
+
+def sum_losses(case: Case) -> list[Fix]:
+    """Two losses over one graph: one backward of their sum, or keep the graph for the second."""
+    failed = failed_call(case)
+    if failed is None:
+        return []
+    source, statement, call = failed
+    earlier = earlier_call(source, statement, BACKWARD)
+    second = receiver(call)
+    if earlier is None or second is None:
+        return []
+    first = receiver(earlier[1])
+    fixes = []
+    if first and not earlier[1].args and not earlier[1].keywords and not call.args and \
+            not call.keywords and earlier[0].lineno == earlier[0].end_lineno and first != second:
+        plan = Plan(source).replace(earlier[0].lineno, None)
+        fixes += one_fix("one backward of the summed losses: the shared part gets the sum of both "
+                      "losses' gradients", plan.replace_span(call.func.value,
+                                                             f"({first} + {second})"))
+    plan = with_keyword(Plan(source), source, earlier[1], "retain_graph")
+    return fixes + one_fix("the first backward keeps the graph for the second: the same gradients "
+                        "as one backward of the sum, accumulated in two calls", plan)
+
+
+def rerun_forward(case: Case) -> list[Fix]:
+    """Backward twice: run the forward again before the second backward (a new graph); none
+    when what it would compute again reads an old carrier (its old graph would come back)."""
+    failed = failed_call(case)
+    if failed is None or receiver(failed[2]) is None:
+        return []
+    source, statement, call = failed
+    plan = recompute(source, receiver(call), statement)
+    stale = [c.name for c in case.carriers if c.kind == "old" and c.name != receiver(call)]
+    again = " ".join(line for edit in (plan.edits() if plan else []) for line in edit.new)
+    if any(re.search(rf"(?<![\w.]){re.escape(name)}(?!\w)", again) for name in stale):
+        return []
+    return one_fix("the forward runs again, so the second backward goes through a new graph, "
+                "built from the weights as they are then", plan)
+
+
+def rerun_or_retain(case: Case) -> list[Fix]:
+    """Backward twice on purpose: run the forward again, or keep the graph on the first call."""
+    failed = failed_call(case)
+    fixes = rerun_forward(case)
+    earlier = earlier_call(failed[0], failed[1], BACKWARD + GRAD) if failed else None
+    if earlier is not None:
+        fixes += one_fix("the first call keeps the graph, so the second goes through the same "
+                      "graph again (its gradients add to the first's)",
+                      with_keyword(Plan(failed[0]), failed[0], earlier[1], "retain_graph"))
+    return fixes
+
+
+def retain_on_grad(case: Case) -> list[Fix]:
+    """autograd.grad, then backward: keep the graph on the grad call, or recompute the loss."""
+    failed = failed_call(case)
+    earlier = earlier_call(failed[0], failed[1], GRAD) if failed else None
+    if earlier is None:
+        return []
+    return one_fix("autograd.grad keeps the graph, so backward goes through it once more (the "
+                "gradient and the weights' gradients from one forward)",
+                with_keyword(Plan(failed[0]), failed[0], earlier[1], "retain_graph")) + \
+        rerun_forward(case)
+
+
+def grad_keeps_graph(case: Case) -> list[Fix]:
+    """A loss after autograd.grad: create_graph=True when the loss uses the gradient (a
+    gradient penalty), retain_graph=True when it only goes through the same graph again."""
+    failed = failed_call(case)
+    earlier = earlier_call(failed[0], failed[1], GRAD) if failed else None
+    if earlier is None:
+        return []
+    source, statement = failed[0], failed[1]
+    # Which names hold values computed from the gradient, statement by statement, up to the
+    # failing call: does the loss that backward starts from use the gradient?
+    tainted = set(targets(earlier[0]))
+    for node in source.statements(source.scope_at(statement.lineno)):
+        if earlier[0].end_lineno < node.lineno < statement.lineno and \
+                any(source.reads(node, name) for name in tainted):
+            tainted.update(targets(node))
+    root = receiver(failed[2])
+    uses = root in tainted if root else any(source.reads(statement, n) for n in tainted)
+    if uses:
+        return one_fix("the gradient is part of the graph, so the loss's backward also goes "
+                    "through the gradient (a second derivative)",
+                    with_keyword(Plan(source), source, earlier[1], "create_graph"))
+    return one_fix("autograd.grad keeps the graph, so the loss goes through it once more",
+                with_keyword(Plan(source), source, earlier[1], "retain_graph"))
+
+
+def second_order(case: Case) -> list[Fix]:
+    """Meta-learning: create_graph=True on the inner step (second-order), or, first-order,
+    recompute the support term the outer loss reuses."""
+    failed = failed_call(case)
+    earlier = earlier_call(failed[0], failed[1], GRAD) if failed else None
+    if earlier is None:
+        return []
+    source = failed[0]
+    fixes = one_fix("second-order: the outer gradient goes through the inner gradient step",
+                 with_keyword(Plan(source), source, earlier[1], "create_graph"))
+    carrier, there = top_carrier(case)
+    statement = there.statement_at(carrier.line) if there else None
+    if statement is not None and carrier.kind == "old":
+        fixes += one_fix("first-order: the inner gradients stay constants, and the support term "
+                      "the outer loss reuses is computed again (a new graph)",
+                      recompute(there, carrier.name, statement))
+    return fixes

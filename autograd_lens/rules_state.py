@@ -1,0 +1,168 @@
+"""The edit rules of the patterns where a value crosses from one step to the next: a hidden
+state, a module's running value, a total, a list, a tensor computed before the loop, a GAN's
+generated batch, one network's output. See :mod:`autograd_lens.rules` for what a rule reads and
+returns.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from .edits import Plan, Source, path_of, targets
+from .rules import BACKWARD, Case, Fix, detach_lines, failed_call, one_fix, receiver, recompute, \
+    top_carrier, sum_losses, with_helper
+
+
+def detach_state(case: Case) -> list[Fix]:
+    """Hidden state: detach the carried state just before the step reads it."""
+    carrier, source = top_carrier(case)
+    statement = source.statement_at(carrier.line) if source else None
+    if statement is None:
+        return []
+    lines = detach_lines(source, carrier.name, carrier.form, source.indent(statement.lineno))
+    return one_fix("truncated backpropagation through time: each batch's backward stops at the "
+                "state it was handed, whose values still flow forward",
+                with_helper(Plan(source).before(statement.lineno, *lines), source,
+                            statement.lineno, carrier.form) if lines else None)
+
+
+def detach_stored(case: Case) -> list[Fix]:
+    """Module state: store the updated value without its graph (after the update), or, where
+    the update is not in the same function, detach it where the step reads it."""
+    carrier, source = top_carrier(case)
+    if source is None:
+        return []
+    stores = [s for s in source.stores(source.scope_at(carrier.line), carrier.name)
+              if s.lineno >= carrier.line]
+    if not stores:
+        return detach_state(case)
+    store = stores[0]
+    lines = detach_lines(source, carrier.name, carrier.form, source.indent(store.lineno))
+    return one_fix("the attribute keeps its running value without a graph: each step's loss "
+                "treats it as a constant", with_helper(Plan(source).after(store.end_lineno, *lines),
+                                                       source, store.lineno, carrier.form)
+                if lines else None)
+
+
+def _accumulated(source: Source, carrier: Any) -> tuple[ast.stmt, ast.expr] | None:
+    """``total = total + loss`` (or ``+=``) at or after the carrier's line: (statement, loss)."""
+    for store in source.stores(source.scope_at(carrier.line), carrier.name):
+        if store.lineno < carrier.line or store.lineno != store.end_lineno:
+            continue
+        if isinstance(store, ast.AugAssign) and isinstance(store.op, ast.Add):
+            return store, store.value
+        if isinstance(store, ast.Assign) and isinstance(store.value, ast.BinOp) and \
+                isinstance(store.value.op, ast.Add):
+            left, right = store.value.left, store.value.right
+            if path_of(left) == carrier.name:
+                return store, right
+            if path_of(right) == carrier.name:
+                return store, left
+    return None
+
+
+def total_as_number(case: Case) -> list[Fix]:
+    """Accumulated loss: keep the total as a number, call backward on each step's loss."""
+    carrier, source = top_carrier(case)
+    found = _accumulated(source, carrier) if source else None
+    if found is None:
+        return []
+    store, term = found
+    plan = Plan(source)
+    simple = path_of(term) is not None or isinstance(term, ast.Call)
+    plan.replace_span(term, f"{source.segment(term)}.item()" if simple
+                      else f"({source.segment(term)}).item()")
+    backwards = [call for statement, call in source.calls(source.scope_at(carrier.line), BACKWARD)
+                 if receiver(call) == carrier.name and statement.lineno > store.lineno]
+    if not backwards or path_of(term) is None:
+        return []  # the total's backward is not in sight (a helper's), or the loss has no name
+    for call in backwards:
+        plan.replace_span(call.func.value, path_of(term))
+    return one_fix("each step's backward goes through that step's loss alone; the running total "
+                "is a number, kept for logging", plan)
+
+
+def clear_buffer(case: Case) -> list[Fix]:
+    """Growing buffer: empty the list after the update that consumed it."""
+    carrier, source = top_carrier(case)
+    failed = failed_call(case)
+    if source is None or failed is None:
+        return []
+    container = carrier.name.split("[")[0]
+    where, statement, _ = failed
+    here = where.scope_at(statement.lineno)
+    there = source.scope_at(carrier.line)
+    root = container.split(".")[0]
+    known = here is there or root in {t.split(".")[0].split("[")[0] for s in
+                                      where.statements(here) for t in targets(s)} | \
+        ({a.arg for a in here.args.args} if hasattr(here, "args") else set())
+    if not known:
+        return []
+    plan = Plan(where).after(statement.end_lineno, f"{where.indent(statement.lineno)}"
+                                                   f"{container}.clear()")
+    return one_fix("each update's backward goes through what was gathered since the previous "
+                "update only, then the list starts again empty", plan)
+
+
+def recompute_inside(case: Case) -> list[Fix]:
+    """Outside the loop: compute it again at the top of the loop, or keep it as a constant."""
+    carrier, source = top_carrier(case)
+    statement = source.statement_at(carrier.line) if source else None
+    loop = source.loop_of(statement) if statement else None
+    if loop is None:
+        return []
+    stores = [s for s in source.stores(source.scope_at(carrier.line), carrier.name)
+              if s.end_lineno < loop.lineno and isinstance(s, ast.Assign)]
+    if not stores:
+        return []
+    fixes = one_fix("computed again in every step: each step's backward goes through a new graph, "
+                 "so it also trains what computes it", recompute(source, carrier.name, loop.body[0]))
+    lines = detach_lines(source, carrier.name, carrier.form, source.indent(stores[-1].lineno))
+    fixes += one_fix("computed once and kept as a constant: the steps train only what comes "
+                  "after it", with_helper(Plan(source).after(stores[-1].end_lineno, *lines), source,
+                                          stores[-1].lineno, carrier.form) if lines else None)
+    return fixes
+
+
+def detach_reads_before(case: Case) -> list[Fix]:
+    """A GAN's fake batch: ``.detach()`` it at its uses in the discriminator step."""
+    carrier, source = top_carrier(case)
+    statement = source.statement_at(carrier.line) if source else None
+    if statement is None:
+        return []
+    scope = source.scope_at(statement.lineno)
+    stores = [s for s in source.stores(scope, carrier.name) if s.end_lineno < statement.lineno]
+    start = stores[-1].end_lineno if stores else 0
+    plan = Plan(source)
+    for node in source.statements(scope):
+        if start < node.lineno and node.end_lineno < statement.lineno and \
+                source.statement_at(node.lineno) is node:
+            for read in _undetached(source, node, carrier.name):
+                plan.replace_span(read, f"{carrier.name}.detach()")
+    return one_fix("the discriminator's loss treats the generated batch as data and trains D "
+                "only; the generator step's backward is the only one through G", plan)
+
+
+def _undetached(source: Source, node: ast.AST, path: str) -> list[ast.expr]:
+    parents = {id(c): p for p in ast.walk(node) for c in ast.iter_child_nodes(p)}
+    return [r for r in source.reads(node, path) if r.lineno == r.end_lineno and not (
+        isinstance(parents.get(id(r)), ast.Attribute) and parents[id(r)].attr == "detach")]
+
+
+def detach_at_use(case: Case) -> list[Fix]:
+    """Two networks: the second network reads the first's output detached, or one backward."""
+    carrier, source = top_carrier(case)
+    statement = source.statement_at(carrier.line) if source else None
+    if statement is None:
+        return []
+    plan = Plan(source)
+    for read in _undetached(source, statement, carrier.name):
+        plan.replace_span(read, f"{carrier.name}.detach()")
+    return one_fix("the second loss trains what comes after the detached tensor only; the first "
+                "loss alone trains what computed it", plan) + sum_losses(case)[:1]
+
+
+def total_or_buffer(case: Case) -> list[Fix]:
+    """Accumulated loss: a total kept as a tensor, or else a list of losses never emptied."""
+    return total_as_number(case) or clear_buffer(case)
