@@ -100,7 +100,9 @@ def check_diagnosis(log: str) -> None:
     assert lines[1] == "Carried in by (most likely first):", explained
     assert carrier[0] == "h" and carrier[1] == f"train.py:{enters_line()}", explained
     assert "Likely pattern: hidden state carried from one batch into the next." in lines, explained
-    assert lines[-1].startswith("See: ") and lines[-1].endswith(PAGE), explained
+    see = [line for line in lines if line.startswith("See: ")]
+    assert len(see) == 1 and see[0].endswith(PAGE), explained
+    assert "+    h = h.detach()" in lines, explained   # the edit, a diff of the rank's own script
 
 
 def test_every_rank_that_ends_by_itself_explains_the_hidden_state(runs):
