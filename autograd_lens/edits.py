@@ -15,6 +15,8 @@ import linecache
 from dataclasses import dataclass
 from typing import Any, Iterator
 
+from . import reads
+
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _SIMPLE = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Return)
@@ -35,19 +37,9 @@ class Edit:
 
 
 def path_of(node: ast.AST) -> str | None:
-    """``h``, ``self.h``, ``out["loss"]``, ``buf[3]`` as written; None for anything else."""
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        base = path_of(node.value)
-        return None if base is None else f"{base}.{node.attr}"
-    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
-        base = path_of(node.value)
-        key = node.slice.value
-        if base is None or not isinstance(key, (int, str)):
-            return None
-        return f'{base}["{key}"]' if isinstance(key, str) else f"{base}[{key}]"
-    return None
+    """``h``, ``self.h``, ``out["loss"]``, ``buf[3]`` as written; None for anything else (an
+    edit names only what it can write back, so ``buf[i]`` is not ``buf``)."""
+    return reads.path_of(node, exact=True)
 
 
 def _same(a: str, b: str) -> bool:

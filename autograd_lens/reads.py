@@ -38,21 +38,22 @@ class Use(NamedTuple):
     alias: str = ""  # for ``value = value_next``: the path whose value it takes
 
 
-def path_of(node: ast.AST) -> str | None:
-    """``h``, ``self.h``, ``out['loss']``, ``buf[3]``; None for anything else."""
+def path_of(node: ast.AST, *, exact: bool = False) -> str | None:
+    """``h``, ``self.h``, ``out['loss']``, ``buf[3]``; None for anything else. An entry whose key
+    is not a constant (``buf[i]``) is named by its container (``buf``), or None when ``exact``."""
     if isinstance(node, ast.Name):
         return node.id
     if isinstance(node, ast.Attribute):
-        base = path_of(node.value)
+        base = path_of(node.value, exact=exact)
         return None if base is None else f"{base}.{node.attr}"
     if isinstance(node, ast.Subscript):
-        base = path_of(node.value)
+        base = path_of(node.value, exact=exact)
         if base is None:
             return None
         key = node.slice
         if isinstance(key, ast.Constant) and isinstance(key.value, (int, str)):
             return item_path(base, key.value)
-        return base
+        return None if exact else base
     return None
 
 
