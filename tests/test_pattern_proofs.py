@@ -164,9 +164,10 @@ def _tbptt(cell, steps, loss_of, carry):
     return total
 
 
-def ref_hidden_tensor():
+def _tbptt_cell(make_cell):
+    """A cell's state carried over 4 steps, each step's loss its new state's mean square."""
     torch.manual_seed(0)
-    cell, xs = nn.RNNCell(3, 4), torch.randn(4, 2, 3)
+    cell, xs = make_cell(3, 4), torch.randn(4, 2, 3)
 
     def carry(done):
         h = torch.zeros(2, 4)
@@ -175,6 +176,10 @@ def ref_hidden_tensor():
         return h
     grads = _tbptt(cell, xs, lambda k, h: cell(xs[k], h).pow(2).mean(), carry)
     return state(cell=set_grads(cell, grads))
+
+
+def ref_hidden_tensor():
+    return _tbptt_cell(nn.RNNCell)
 
 
 def ref_hidden_tuple():
@@ -228,16 +233,7 @@ def ref_hidden_nested():
 
 
 def ref_hidden_dict():
-    torch.manual_seed(0)
-    cell, xs = nn.GRUCell(3, 4), torch.randn(4, 2, 3)
-
-    def carry(done):
-        h = torch.zeros(2, 4)
-        for x in done:
-            h = cell(x, h)
-        return h
-    grads = _tbptt(cell, xs, lambda k, h: cell(xs[k], h).pow(2).mean(), carry)
-    return state(cell=set_grads(cell, grads))
+    return _tbptt_cell(nn.GRUCell)
 
 
 def ref_module_state():
