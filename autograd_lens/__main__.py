@@ -18,7 +18,7 @@ from typing import Any, NoReturn
 
 from .edits import unified_diff
 from .rules import Fix
-from .verify import CallCounter, describe, verify
+from .verify import CallCounter, Rerun, describe, verify
 from .watch import Watch
 
 _PROG = "python -m autograd_lens"
@@ -229,6 +229,7 @@ def main(argv: list[str] | None = None) -> int:
     _check_report(options.report)
     watch = Watch()
     counter = CallCounter() if options.verify else contextlib.nullcontext()
+    rerun = Rerun() if options.verify else None  # importing torch while the first run goes on
     error: BaseException | None = None
     fixes: list[Fix] = []
     verified = None
@@ -250,10 +251,12 @@ def main(argv: list[str] | None = None) -> int:
             sys.stderr.write("\n" + str(finding) + "\n" + (edit and "\n" + edit))
             if options.verify:
                 edits = list(fixes[0].edits) if fixes else []
-                verified = verify(edits, options.module, target, counter.count)
+                verified = verify(edits, options.module, target, counter.count, rerun)
                 sys.stderr.write("\n" + describe(verified, counter.count) + "\n")
         return 1
     finally:
+        if rerun is not None:
+            rerun.close()
         _write_report(options.report, watch, error, fixes, verified)
     return 0
 

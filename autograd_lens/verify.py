@@ -1,10 +1,12 @@
 """``--verify``: run the program again with the suggested edit, and say whether the error is gone.
 
 The edited files are written to a temporary folder, never into the user's; a new Python process
-runs the program from there (the script's own folder stays first on ``sys.path``, so its
-neighbours import as before, and an edited module is loaded from its edited copy), under the
-same watch, with the same arguments and working directory. It stops once the backward call that
-failed and a few more have run, or when the program ends, and reports what happened.
+(``Rerun``, started with the first run) runs the program from there (the script's own folder
+stays first on ``sys.path``, so its neighbours import as before, and an edited module is loaded
+from its edited copy), under the same watch, with the same arguments and the working directory
+and environment the first run started with. It stops once the backward call that failed and a
+few more have run (ending at once, without the program's ``atexit`` handlers), or when the
+program ends, and reports what happened.
 
 What a clean run proves: the edited program gets past the call that failed, and a few more,
 without an error. It does not prove that the edited program computes what its author meant;
@@ -15,6 +17,7 @@ network calls) up to where it is stopped: that is why ``--verify`` is opt-in.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
@@ -71,12 +74,48 @@ class _Enough(BaseException):
     program's own ``except Exception`` does not catch it)."""
 
 
-def verify(edits: list[Edit], module: str | None, target: list[str], calls_before: int) -> dict:
-    """Run the program with ``edits`` applied, in a new process; ``calls_before``: the calls that
-    returned before the one that failed. Returns ``{"ran", "backward_calls", "error"}``."""
+class Rerun:
+    """The new process that runs the edited program, started before the program's first run: it
+    imports torch (and ``torch._dynamo``, which every ``torch.optim`` optimizer imports when it is
+    made) while the first run goes on, on another core, then waits for the edit. The program's
+    working directory and environment are those the first run started with. Not needed, it is
+    stopped (``close``)."""
+
+    def __init__(self) -> None:
+        package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+            [package] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "autograd_lens.verify"], stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+
+    def run(self, spec: dict) -> str:
+        """Hand the process its run and wait for it to end; returns what it wrote to stderr."""
+        return self.process.communicate(json.dumps(spec) + "\n")[1]
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.communicate()
+
+    def __enter__(self) -> Rerun:
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self.close()
+
+
+def verify(edits: list[Edit], module: str | None, target: list[str], calls_before: int,
+           rerun: Rerun | None = None) -> dict:
+    """Run the program with ``edits`` applied, in a new process (``rerun``, if one was started
+    before the first run); ``calls_before``: the calls that returned before the one that failed.
+    Returns ``{"ran", "backward_calls", "error"}``."""
     if not edits:
         return {"ran": False, "backward_calls": 0, "error": "no edit was derived to run"}
-    with tempfile.TemporaryDirectory(prefix="autograd_lens_verify_") as folder:
+    with contextlib.ExitStack() as stack:
+        if rerun is None:
+            rerun = stack.enter_context(Rerun())
+        folder = stack.enter_context(tempfile.TemporaryDirectory(prefix="autograd_lens_verify_"))
         files = {}
         for index, (file, group) in enumerate(by_file(edits).items()):
             copy = os.path.join(folder, f"{index}_{os.path.basename(file)}")
@@ -84,15 +123,10 @@ def verify(edits: list[Edit], module: str | None, target: list[str], calls_befor
                 handle.writelines(apply(group, linecache.getlines(file)))
             files[os.path.abspath(file)] = copy
         result = os.path.join(folder, "result.json")
-        spec = {"files": files, "module": module, "target": target,
-                "limit": calls_before + 1 + MORE_CALLS, "result": result}
-        package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-            [package] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
-        done = subprocess.run([sys.executable, "-m", "autograd_lens.verify", json.dumps(spec)],
-                              capture_output=True, text=True, env=env)
+        stderr = rerun.run({"files": files, "module": module, "target": target,
+                            "limit": calls_before + 1 + MORE_CALLS, "result": result})
         if not os.path.exists(result):
-            last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+            last = (stderr.strip().splitlines() or ["no output"])[-1]
             return {"ran": False, "backward_calls": 0, "error": f"the run did not finish: {last}"}
         with open(result, encoding="utf-8") as handle:
             return json.load(handle)
@@ -148,16 +182,17 @@ def _run(files: dict[str, str], module: str | None, target: list[str]) -> None:
     exec(code, main.__dict__)
 
 
-def _child(spec: dict) -> None:
+def _child(spec: dict) -> bool:
+    """The verifying run; writes its result, and returns whether it stopped the program."""
     from .watch import Watch
 
     counter = CallCounter(spec["limit"])
-    error = None
+    error, stopped = None, False
     try:
         with Watch(), counter:
             _run(spec["files"], spec["module"], spec["target"])
     except _Enough:
-        pass
+        stopped = True
     except SystemExit as leaving:
         if leaving.code not in (None, 0):
             error = f"the program exited with status {leaving.code}"
@@ -165,8 +200,18 @@ def _child(spec: dict) -> None:
         error = f"{type(caught).__name__}: {str(caught).splitlines()[0] if str(caught) else ''}"
     with open(spec["result"], "w", encoding="utf-8") as handle:
         json.dump({"ran": True, "backward_calls": counter.count, "error": error}, handle)
+    return stopped
 
 
 if __name__ == "__main__":
-    sys.stdout = sys.stderr = open(os.devnull, "w")  # the program's own output is not shown
-    _child(json.loads(sys.argv[1]))
+    import torch._dynamo  # noqa: F401 - imported while the first run goes on (see Rerun)
+
+    spec = sys.stdin.readline()  # empty: the first run needed no re-run
+    if spec:
+        sys.stdin = open(os.devnull)  # the re-run reads no input
+        sys.stdout = sys.stderr = open(os.devnull, "w")  # the program's own output is not shown
+        if _child(json.loads(spec)):
+            # Stopped part-way, the program ends here, as if killed: its atexit handlers (which
+            # could, say, save a half-trained model over the first run's) do not run, and
+            # neither does the interpreter's clean-up, which takes torch almost half a second.
+            os._exit(0)

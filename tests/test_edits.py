@@ -166,10 +166,21 @@ def _check_edit_lines(report: dict) -> None:
         assert isinstance(edit["new"], list)
 
 
-def test_a_healthy_script_prints_nothing_extra_and_is_not_rerun(tmp_path):
+def test_a_healthy_script_prints_nothing_extra_and_is_not_rerun(tmp_path, monkeypatch):
+    import autograd_lens.__main__ as command
+
+    started = []
+
+    class Recorded(command.Rerun):   # the re-run's process, started with the first run
+        def __init__(self) -> None:
+            super().__init__()
+            started.append(self)
+
+    monkeypatch.setattr(command, "Rerun", Recorded)
     found = run_command("ok_fixed_loops.py", tmp_path / "report.json")
     assert found["code"] == 0 and found["stderr"] == ""
     assert found["report"]["edits"] == [] and found["report"]["verified"] is None
+    assert len(started) == 1 and started[0].process.returncode is not None  # stopped, reaped
 
 
 def test_edits_apply_bottom_up_and_check_the_old_text():
@@ -204,3 +215,48 @@ def test_verify_reports_an_edit_that_does_not_fix_the_error(tmp_path):
     assert _snapshot(SCRIPTS) == before
     nothing = verify([], None, [str(script)], calls_before=1)
     assert nothing == {"ran": False, "backward_calls": 0, "error": "no edit was derived to run"}
+
+
+RERUN_PROBE = '''"""Fails on its second backward; says how the run that verifies its edit started and ended."""
+import atexit
+import os
+import sys
+
+import torch
+
+marker, started_in, steps = sys.argv[1], sys.argv[2], int(sys.argv[3])
+assert os.getcwd() == started_in, "not started in the folder the first run started in"
+assert "AUTOGRAD_LENS_TEST_SEEN" not in os.environ, "not started with the first run's environment"
+assert sys.stdin.read() == "", "the re-run has no standard input"
+atexit.register(lambda: open(marker, "a").write("atexit ran\\n"))
+w = torch.ones(3, requires_grad=True)
+loss = (w * w).sum()
+for step in range(steps):
+    loss.backward()
+'''
+
+
+@pytest.mark.parametrize("steps, stopped", [(10, True), (3, False)])
+def test_the_rerun_starts_as_the_first_run_did_and_a_stopped_one_skips_atexit(
+        steps, stopped, tmp_path, monkeypatch):
+    """The re-run's process is started with the first run: the folder and environment the program
+    changes on its first run are not the re-run's, and it reads no input. Stopped (10 calls, past the limit of 1 + 1 + 3)
+    it ends at once, without the program's atexit handlers; ending by itself (3 calls), it runs
+    them, as Python does."""
+    from autograd_lens.verify import MORE_CALLS, Rerun, verify
+
+    script, marker = tmp_path / "probe.py", tmp_path / "marker.txt"
+    script.write_text(RERUN_PROBE)
+    (tmp_path / "elsewhere").mkdir()
+    start = os.getcwd()
+    with Rerun() as rerun:                                   # the first run starts
+        monkeypatch.setenv("AUTOGRAD_LENS_TEST_SEEN", "1")   # and changes its environment
+        monkeypatch.chdir(tmp_path / "elsewhere")            # and its folder, then fails
+        line = "    loss.backward()"
+        assert script.read_text().splitlines()[15] == line
+        edit = Edit(str(script), 16, line, ("    loss.backward(retain_graph=True)",))
+        verified = verify([edit], None, [str(script), str(marker), start, str(steps)],
+                          calls_before=1, rerun=rerun)
+    assert verified == {"ran": True, "error": None,
+                        "backward_calls": 1 + 1 + MORE_CALLS if stopped else steps}
+    assert marker.exists() is not stopped
