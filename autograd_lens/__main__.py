@@ -35,8 +35,9 @@ lines (a unified diff; where the intent is unclear, other edits follow, each say
 computes). Healthy runs print nothing extra.
 
 With --verify, the command then applies the edit to a temporary copy of the program (your files
-are not touched) and runs it again, until the backward call that failed and a few more have run
-or the program ends, and says whether the error is gone. That shows the error is gone, not that
+are not touched) and runs it again in a second Python process (started with the first run, so
+that it imports torch meanwhile), until the backward call that failed and a few more have run or
+the program ends, and says whether the error is gone. That shows the error is gone, not that
 the edit computes what you meant. The second run repeats the program's side effects (files it
 writes, loggers, network calls) up to where it is stopped: use --verify only where that is
 harmless. The exit code stays the first run's."""
