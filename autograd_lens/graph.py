@@ -201,10 +201,11 @@ def _packed_entry(name: str, packed: compat.Packed) -> Entry | None:
     return name, "alive", data, True
 
 
-def _read(name: str, reader: Callable[[], tuple[Any, compat.Packed | None]]) -> Entry | None:
-    """One saved tensor, read by ``reader`` (from :mod:`.compat`), or None when the slot holds
-    no tensor (an optional input that was None)."""
-    state, result = _probe(reader)
+def _read(name: str, reader: Callable[..., tuple[Any, compat.Packed | None]],
+          *args: Any) -> Entry | None:
+    """One saved tensor, read by ``reader(*args)`` (from :mod:`.compat`), or None when the slot
+    holds no tensor (an optional input that was None)."""
+    state, result = _probe(reader, *args)
     if state != "alive":
         return name, state, None, False
     value, packed = result
@@ -236,8 +237,7 @@ def _builtin_entries(node: Node) -> list[Entry | None]:
         if state != "alive":
             entries.append((name, state, None, False))
         elif not isinstance(raw, (list, tuple)):
-            entries.append(_read(name, functools.partial(compat.read_one, raw, getattr, node,
-                                                         saved_attr)))
+            entries.append(_read(name, compat.read_one, raw, getattr, node, saved_attr))
         elif raw:
             state, readers = _probe(compat.read_each, raw, getattr, node, saved_attr)
             if state != "alive":
