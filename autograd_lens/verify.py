@@ -76,10 +76,9 @@ class _Enough(BaseException):
 
 class Rerun:
     """The new process that runs the edited program, started before the program's first run: it
-    imports torch (and ``torch._dynamo``, which every ``torch.optim`` optimizer imports when it is
-    made) while the first run goes on, on another core, then waits for the edit. The program's
-    working directory and environment are those the first run started with. Not needed, it is
-    stopped (``close``)."""
+    imports torch while the first run goes on, on another core, then waits for the edit. The
+    program's working directory and environment are those the first run started with. Not
+    needed, it is stopped (``close``)."""
 
     def __init__(self) -> None:
         package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -204,8 +203,6 @@ def _child(spec: dict) -> bool:
 
 
 if __name__ == "__main__":
-    import torch._dynamo  # noqa: F401 - imported while the first run goes on (see Rerun)
-
     spec = sys.stdin.readline()  # empty: the first run needed no re-run
     if spec:
         sys.stdin = open(os.devnull)  # the re-run reads no input
