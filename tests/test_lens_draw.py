@@ -11,7 +11,7 @@ from torch.utils.checkpoint import checkpoint
 
 import autograd_lens as al
 from lens_functions import Square
-from test_site import LAUNCH_ARGS, _chromium_or_skip
+from browser import LAUNCH_ARGS, chromium_or_skip
 
 
 def _graphs():
@@ -159,7 +159,7 @@ def test_frames_html_has_every_frame_and_a_slider():
 def test_frames_slider_really_switches_frames_in_a_browser(tmp_path):
     from playwright import sync_api
 
-    executable = _chromium_or_skip()   # the site test's lookup: skipped locally, never in CI
+    executable = chromium_or_skip()   # the site test's lookup: skipped locally, never in CI
     x = torch.randn(3, requires_grad=True)
     frames = al.backward_frames((x * x).sin().sum())
     page_file = tmp_path / "frames.html"

@@ -25,7 +25,6 @@ import contextlib
 import functools
 import os
 import re
-import shutil
 import struct
 import subprocess
 import sys
@@ -41,9 +40,10 @@ from urllib.parse import unquote, urljoin, urlsplit
 import pytest
 import yaml
 
+from browser import IN_CI, LAUNCH_ARGS, chromium_or_skip
+
 ROOT = Path(__file__).resolve().parent.parent
 SITE = Path(os.environ.get("BOOK_SITE") or ROOT / "_build" / "html").resolve()
-IN_CI = os.environ.get("CI", "").lower() == "true"
 
 sys.path.insert(0, str(ROOT / "_ext"))
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -53,10 +53,6 @@ from page_meta import LIMIT, published_url  # noqa: E402
 PUBLISHED = published_url(ROOT)          # https://<host>/<path>/, from pyproject.toml
 PREFIX = urlsplit(PUBLISHED).path        # /<path>/: where the host serves the site
 
-CHROMIUM_NAMES = ["chromium", "chromium-browser", "google-chrome", "google-chrome-stable"]
-# Flags that keep Chromium from reaching the network on its own (updates, sync, field trials).
-LAUNCH_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-               "--disable-component-update", "--disable-sync", "--no-first-run"]
 # Bounds, not waits: each ends as soon as the thing waited for happens. Generous, so that a busy
 # machine (two cores shared with other work) is slow but never red.
 NAVIGATION_TIMEOUT_MS = 90_000
@@ -69,17 +65,6 @@ ACTION_TIMEOUT_MS = 30_000
 # Requests to other hosts are blocked (the test runs offline by design) and each one is a failure:
 # a page that needs another host (a CDN's MathJax, a web font) does not work in a workshop room
 # without a network.
-
-
-def find_chromium() -> str | None:
-    explicit = os.environ.get("CHROMIUM")
-    if explicit:
-        return explicit if Path(explicit).exists() else None
-    for name in CHROMIUM_NAMES:
-        found = shutil.which(name)
-        if found:
-            return found
-    return None
 
 
 def pages() -> list[str]:
@@ -219,18 +204,6 @@ def linkchecker(server):
     process = start_linkchecker(server)
     yield process
     _end_linkchecker(process)
-
-
-def _chromium_or_skip() -> str:
-    executable = find_chromium()
-    if executable is None:
-        message = ("No Chromium found for the browser test. Install it (Debian/Ubuntu: "
-                   "`sudo apt-get install chromium`; `make chromium` tries for you) or point "
-                   "CHROMIUM=/path/to/chromium at one.")
-        if IN_CI:
-            pytest.fail(message + " In CI (CI=true) this test is never skipped.")
-        pytest.skip(message)
-    return executable
 
 
 def _is_local(url: str, base: str) -> bool:
@@ -518,7 +491,7 @@ async def _browse(executable: str, base: str, paths: list[str]) -> dict:
 @pytest.fixture(scope="module")
 def browsed(site, server, linkchecker):
     """Every page, the 404 page and the student copies, in one browser run (LinkChecker meanwhile)."""
-    executable = _chromium_or_skip()
+    executable = chromium_or_skip()
     visited = pages()
     assert len(visited) > 5, visited
     return asyncio.run(_browse(executable, server, visited))
