@@ -3,7 +3,8 @@
 An entry keeps together, as a linter keeps a rule's code, message, fix and documentation, a
 pattern's key, title, fix (said in words), the book's pages on it, its edit rule (the fix
 computed as an edit of the program's own lines, :mod:`autograd_lens.rules`) and the names of
-its proof programs (``tests/proofs/<name>.py``): failing programs of the pattern, which the
+its proof programs (``tests/proofs/<name>.py``, or a notebook's failing script in
+``tests/scripts/`` where that is the same program): failing programs of the pattern, which the
 tests fix with the edit and whose gradients they compare with an independent reference.
 Adding a pattern means adding one entry here and its proof programs.
 """

@@ -1,5 +1,6 @@
-"""Every pattern's fix, executed: each pattern's proof programs (tests/proofs/<name>.py, named in
-its catalogue entry) fail with the freed-graph (or in-place) error; the command's edit of the
+"""Every pattern's fix, executed: each pattern's proof programs (tests/proofs/<name>.py, or the
+notebook's failing script in tests/scripts/ where that is the same program; named in its
+catalogue entry) fail with the freed-graph (or in-place) error; the command's edit of the
 program's own lines, applied, must make each run clean, and the gradients it leaves must equal
 a reference computed here independently (truncated backpropagation through time with the state
 computed under no_grad, the discriminator's gradient without the generator's, torch.func for
@@ -27,7 +28,18 @@ from autograd_lens.patterns import PATTERNS
 from autograd_lens.watch import Watch
 
 PROOFS = Path(__file__).parent / "proofs"
+SCRIPTS = Path(__file__).parent / "scripts"
+# Proof programs that are a notebook's failing script as it stands, which the command's tests run
+# too: one program serves both suites.
+FROM_SCRIPTS = {"gan_discriminator": "fail_12_gan.py",
+                "custom_function": "fail_17_custom_function.py",
+                "meta_learning": "fail_20_meta_learning.py"}
 ALL = [(key, name) for key, pattern in PATTERNS.items() for name in pattern.proofs]
+
+
+def program(name: str) -> Path:
+    """The proof program called ``name`` in the catalogue."""
+    return SCRIPTS / FROM_SCRIPTS[name] if name in FROM_SCRIPTS else PROOFS / f"{name}.py"
 
 
 def diagnosed(path: Path):
@@ -182,34 +194,32 @@ def ref_hidden_tensor():
     return _tbptt_cell(nn.RNNCell)
 
 
-def ref_hidden_tuple():
+def _tbptt_rnn(make_rnn):
+    """A recurrent layer and a linear head over 3 chunks of 4 steps, the state carried from chunk
+    to chunk, each chunk's loss the head's mean squared error: the layer and the head, with
+    their gradients set."""
     torch.manual_seed(0)
-    lstm, head = nn.LSTM(3, 4, batch_first=True), nn.Linear(4, 1)
+    rnn, head = make_rnn(3, 4, batch_first=True), nn.Linear(4, 1)
     seq, target = torch.randn(2, 12, 3), torch.randn(2, 12, 1)
-    both = nn.ModuleList([lstm, head])
+    both = nn.ModuleList([rnn, head])
 
     def loss_of(k, state):
-        out, _ = lstm(seq[:, 4 * k:4 * k + 4], state)
+        out, _ = rnn(seq[:, 4 * k:4 * k + 4], state)
         return F.mse_loss(head(out), target[:, 4 * k:4 * k + 4])
     grads = _tbptt(both, list(range(3)), loss_of,
-                   lambda done: lstm(seq[:, :4 * len(done)])[1] if done else None)
+                   lambda done: rnn(seq[:, :4 * len(done)])[1] if done else None)
     set_grads(both, grads)
+    return rnn, head
+
+
+def ref_hidden_tuple():
+    lstm, head = _tbptt_rnn(nn.LSTM)
     return state(lstm=lstm, head=head)
 
 
 def ref_hidden_attribute():
-    torch.manual_seed(0)
-    gru, head = nn.GRU(3, 4, batch_first=True), nn.Linear(4, 1)
-    seq, target = torch.randn(2, 12, 3), torch.randn(2, 12, 1)
-    both = nn.ModuleList([gru, head])
-
-    def loss_of(k, h):
-        return F.mse_loss(head(gru(seq[:, 4 * k:4 * k + 4], h)[0]), target[:, 4 * k:4 * k + 4])
-    grads = _tbptt(both, list(range(3)), loss_of,
-                   lambda done: gru(seq[:, :4 * len(done)])[1] if done else None)
-    set_grads(both, grads)
-    return {k.replace("0.", "gru.", 1).replace("1.", "head.", 1): v
-            for k, v in state(model=both).items()}
+    gru, head = _tbptt_rnn(nn.GRU)  # the program's model holds them as .gru and .head
+    return {f"model.{key}": value for key, value in state(gru=gru, head=head).items()}
 
 
 def ref_hidden_nested():
@@ -282,11 +292,11 @@ def ref_growing_buffer():
 
 def ref_gan():
     torch.manual_seed(0)
-    G = nn.Sequential(nn.Linear(2, 8), nn.Tanh(), nn.Linear(8, 2))
-    D = nn.Sequential(nn.Linear(2, 8), nn.Tanh(), nn.Linear(8, 1))
+    G = nn.Sequential(nn.Linear(2, 16), nn.Tanh(), nn.Linear(16, 2))
+    D = nn.Sequential(nn.Linear(2, 16), nn.Tanh(), nn.Linear(16, 1))
     bce = nn.BCEWithLogitsLoss()
-    real, z = torch.randn(16, 2) + 2.0, torch.randn(16, 2)
-    ones, zeros = torch.ones(16, 1), torch.zeros(16, 1)
+    real, z = torch.randn(64, 2) * 0.5 + 2.0, torch.randn(64, 2)
+    ones, zeros = torch.ones(64, 1), torch.zeros(64, 1)
     with torch.no_grad():
         fake_data = G(z)  # the generated batch as data: no path to G
     d_grads = torch.autograd.grad(bce(D(real), ones) + bce(D(fake_data), zeros),
@@ -427,10 +437,11 @@ def test_every_pattern_has_a_proof_program_and_a_reference():
         assert pattern.rule is not None, f"{key} has no edit rule"
         assert pattern.proofs, f"{key} has no proof program"
         for name in pattern.proofs:
-            assert (PROOFS / f"{name}.py").exists(), f"{key}: tests/proofs/{name}.py is missing"
+            assert program(name).exists(), f"{key}: {program(name)} is missing"
             assert name in REFERENCES, f"{key}: {name} has no reference gradient"
     programs = {p.stem for p in PROOFS.glob("*.py")} - {"conftest"}
-    assert {name for _, name in ALL} == set(REFERENCES) == programs
+    assert not programs & FROM_SCRIPTS.keys(), "a proof program kept in two places"
+    assert {name for _, name in ALL} == set(REFERENCES) == programs | FROM_SCRIPTS.keys()
 
 
 @pytest.mark.parametrize("key", sorted(NO_FIX))
@@ -445,7 +456,7 @@ def test_a_pattern_without_a_fix_offers_no_edit(key):
 
 @pytest.mark.parametrize("key, name", ALL, ids=[name for _, name in ALL])
 def test_the_pattern_s_edit_runs_clean_and_gives_the_reference_gradient(key, name, tmp_path):
-    path = PROOFS / f"{name}.py"
+    path = program(name)
     finding, failed = diagnosed(path)
     assert finding.pattern is not None and finding.pattern.key == key
     fixes = PATTERNS[key].fixes(finding.carriers, failed)
