@@ -271,6 +271,9 @@ ITEMS = all_items()
 SECTIONS = labelled_sections()
 
 
+NO_PROOF = "the section has no executed assert and no cell tagged raises-exception"
+
+
 def problems_of(item: Item, sections: dict[str, Section]) -> list[str]:
     labels = [a or b for a, b in REF.findall(item.text)]
     if not labels:
@@ -280,8 +283,7 @@ def problems_of(item: Item, sections: dict[str, Section]) -> list[str]:
         if label not in sections:
             problems.append(f"{{ref}} `{label}`: no such label")
         elif not sections[label].proves:
-            problems.append(f"{{ref}} `{label}` ({sections[label].source}): the section has no executed "
-                            "assert and no cell tagged raises-exception")
+            problems.append(f"{{ref}} `{label}` ({sections[label].source}): {NO_PROOF}")
     return problems
 
 
@@ -400,8 +402,7 @@ def feedback_problems(feedback: Feedback, sections: dict[str, Section],
         if not labels:
             problems.append(f"#{anchor}: no label of {feedback.page} makes this anchor")
         elif not any(sections[l].proves for l in labels):
-            problems.append(f"#{anchor} ({labels[0]}): the section has no executed assert and no cell "
-                            "tagged raises-exception")
+            problems.append(f"#{anchor} ({labels[0]}): {NO_PROOF}")
     return problems
 
 
