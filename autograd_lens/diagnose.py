@@ -109,9 +109,9 @@ def _pattern(roots: list[torch.Tensor], stale_nodes: dict[Node, tuple[SavedSlot,
         root_old=any(r.grad_fn in stale_nodes for r in roots) or not any(slot_count[n] for n in fresh),
         first_saved=list(frontier), checkpointed=any(is_checkpoint(n) for n in frontier))
     evidence.carrier, node = _carrier(suspects, items, is_stale)
+    reaches = _reaching(is_stale)
     if evidence.carrier is not None and evidence.carrier.kind == "carried":
-        evidence.through_weights = through_weights(node, lambda n: _reaches(n, is_stale),
-                                                   set(stale_nodes))
+        evidence.through_weights = through_weights(node, reaches, set(stale_nodes))
     # From the root down through nodes that save nothing, an accumulating node with a stale
     # branch: total = total + loss, torch.stack(log_probs).sum().
     slotless = {node for node in fresh if not slot_count[node]}
@@ -120,14 +120,37 @@ def _pattern(roots: list[torch.Tensor], stale_nodes: dict[Node, tuple[SavedSlot,
     evidence.accumulating = any(node_name(n) in _ACCUMULATING for n in region) and any(
         child in stale_nodes for n in region for child in children(n))
     # No weights in common between the new part and the old one: a part shared by two heads.
-    evidence.recurrence = through_weights(
-        roots[0].grad_fn, lambda n: _reaches(n, is_stale), set(stale_nodes), shared=True)
+    evidence.recurrence = through_weights(roots[0].grad_fn, reaches, set(stale_nodes),
+                                          shared=True)
     evidence.disjoint = not (leaves_of(fresh) & leaves_of(breadth_first(frontier)))
     return PATTERNS[decide(evidence)]
 
 
-def _reaches(node: Node, is_stale: Any) -> bool:
-    return any(is_stale(n) for n in breadth_first([node], stop=is_stale))
+def _reaching(is_stale: Any) -> Any:
+    """``reaches(node)``: whether a stale node is ``node`` or lies below it. Each node is decided
+    once, from its children's answers, so asking for every node on a path costs one walk, not
+    one walk per node."""
+    known: dict[Node, bool] = {}
+
+    def reaches(start: Node) -> bool:
+        todo = [start]
+        while todo:  # depth-first, without recursion: a graph can be thousands of nodes deep
+            node = todo[-1]
+            if node in known:
+                todo.pop()
+            elif is_stale(node):
+                known[node] = True
+                todo.pop()
+            else:
+                below = children(node)
+                undecided = [child for child in below if child not in known]
+                if undecided:
+                    todo += undecided
+                else:
+                    known[node] = any(known[child] for child in below)
+                    todo.pop()
+        return known[start]
+    return reaches
 
 
 @without_gc
