@@ -204,15 +204,16 @@ def _upstream_first(ranked: list[tuple[float, Candidate, Carrier]],
     return ranked
 
 
-def rank_candidates(order: list[Any], kids: dict[Any, list[Any]], old: set[Any],
-                    frames: list[Any], calls: list[Call], inplace: bool = False,
-                    roots: list[Any] = (), view: GraphView | None = None
-                    ) -> list[tuple[float, Candidate, Carrier]]:
-    """Every candidate with a graph that reaches an old node: (score, the candidate, the
-    carrier it would be), best first."""
-    if not old or not frames:
+def rank_candidates(view: GraphView, frames: list[Any], calls: list[Call],
+                    inplace: bool = False) -> list[tuple[float, Candidate, Carrier]]:
+    """Every candidate with a graph that reaches an old node of ``view`` (this backward's
+    graph), as (score, the candidate, the carrier it would be), best first.
+
+    ``frames``: the user's frames at the moment of failure, innermost first; ``calls``: the
+    earlier calls that explain the old nodes, newest first; ``inplace``: the error is the
+    in-place one (saved tensors modified since saved)."""
+    if not view.old or not frames:
         return []
-    view = view or GraphView(order, kids, old, list(roots) or order[:1])
     latest = calls[0] if calls else None
     steps = [Step(frame, latest, index == 0) for index, frame in enumerate(frames)]
     earlier = _earlier(latest)
@@ -250,23 +251,6 @@ def _one_per_tensor(ranked: list[tuple[float, Candidate, Carrier]]) -> list:
             seen.add(id(item[1].tensor))
             kept.append(item)
     return kept
-
-
-def find_carriers(order: list[Any], kids: dict[Any, list[Any]], old: set[Any],
-                  frames: list[Any], calls: list[Call], inplace: bool = False,
-                  roots: list[Any] = ()) -> list[Carrier]:
-    """The carriers, most likely first (see the module's docstring).
-
-    Args:
-        order, kids: this backward's graph (from :func:`~autograd_lens.graph.breadth_first`).
-        old: its nodes that earlier calls already went through.
-        frames: the user's frames at the moment of failure, innermost first.
-        calls: the earlier calls that explain ``old``, newest first.
-        inplace: the error is the in-place one (saved tensors modified since saved).
-        roots: the nodes this backward started from (default: the first of ``order``).
-    """
-    ranked = rank_candidates(order, kids, old, frames, calls, inplace, roots)
-    return [c for c, _ in shown(ranked, set(roots) or set(order[:1]))]
 
 
 def shown(ranked: list[tuple[float, Candidate, Carrier]],

@@ -196,8 +196,7 @@ def explain(error: BaseException, roots: Any, calls: list[Call], frames: list[An
         old = (old | found) & set(order)
         used = used or list(reversed(calls))
     view = GraphView(order, kids, old, root_nodes)
-    carriers = shown(rank_candidates(order, kids, old, frames, used, inplace, root_nodes, view),
-                     set(root_nodes))
+    carriers = shown(rank_candidates(view, frames, used, inplace), set(root_nodes))
     evidence = _evidence(carriers, view, order, kids, old, root_nodes, used, inplace, frames,
                          known, nested, list(regions))
     frontier = [node_name(n) for n in view.frontier]
