@@ -16,9 +16,8 @@ from dataclasses import dataclass
 from typing import Any, Iterator
 
 from . import reads
+from .reads import _SCOPES
 
-_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
-_LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _SIMPLE = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Return)
 
 
@@ -105,12 +104,7 @@ class Source:
 
     def loop_of(self, node: ast.stmt) -> ast.stmt | None:
         """The innermost loop of the same function whose body holds ``node``."""
-        scope, best = self.scope_at(node.lineno), None
-        for loop in _walk_scope(scope):
-            if isinstance(loop, _LOOPS) and loop.body[0].lineno <= node.lineno <= loop.end_lineno:
-                if best is None or loop.lineno > best.lineno:
-                    best = loop
-        return best
+        return reads.innermost_loop(self.scope_at(node.lineno), node.lineno)
 
     def statements(self, scope: ast.AST) -> list[ast.stmt]:
         """The statements of ``scope`` (not of nested functions), in source order."""
