@@ -11,14 +11,13 @@ import contextlib
 import importlib.util
 import json
 import os
-import runpy
 import sys
 import types
 from typing import Any, NoReturn
 
 from .edits import unified_diff
 from .rules import Fix
-from .verify import CallCounter, Rerun, describe, verify
+from .verify import CallCounter, Rerun, describe, run_as_main, verify
 from .watch import Watch
 
 _PROG = "python -m autograd_lens"
@@ -198,18 +197,6 @@ def _write_report(path: str | None, watch: Watch, error: BaseException | None,
         handle.write("\n")
 
 
-def _run(module: str | None, target: list[str]) -> None:
-    """Run the script or module as ``__main__``, as Python itself would."""
-    if module is not None:
-        sys.argv = [module, *target]
-        runpy.run_module(module, run_name="__main__", alter_sys=True)
-        return
-    script = target[0]
-    sys.argv = list(target)
-    sys.path[0] = os.path.dirname(os.path.abspath(script))
-    runpy.run_path(os.path.abspath(script), run_name="__main__")
-
-
 def main(argv: list[str] | None = None) -> int:
     """Run the command; returns the exit code (a script's ``sys.exit`` passes through)."""
     own, target = _split(list(sys.argv[1:] if argv is None else argv))
@@ -236,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
     verified = None
     try:
         with watch, counter:
-            _run(options.module, target)
+            run_as_main(options.module, target)
     except (SystemExit, KeyboardInterrupt):
         raise
     except BaseException as caught:  # noqa: BLE001 - reported as Python would, then explained

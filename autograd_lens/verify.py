@@ -162,15 +162,19 @@ class _EditedFinder(importlib.abc.MetaPathFinder):
             name, self.files[origin], submodule_search_locations=spec.submodule_search_locations)
 
 
-def _run(files: dict[str, str], module: str | None, target: list[str]) -> None:
-    sys.meta_path.insert(0, _EditedFinder(files))
+def run_as_main(module: str | None, target: list[str], files: dict[str, str] | None = None) -> None:
+    """Run the script (``target[0]``, its arguments after it) or the module as ``__main__``, as
+    Python itself would. ``files``: edited copies to run in place of the program's own files
+    (the verifying run: the script, or modules it imports)."""
+    if files:
+        sys.meta_path.insert(0, _EditedFinder(files))
     if module is not None:
         sys.argv = [module, *target]
         runpy.run_module(module, run_name="__main__", alter_sys=True)
         return
     script = os.path.abspath(target[0])
     sys.argv, sys.path[0] = list(target), os.path.dirname(script)
-    if script not in files:
+    if script not in (files or {}):
         runpy.run_path(script, run_name="__main__")
         return
     with open(files[script], encoding="utf-8") as handle:
@@ -189,7 +193,7 @@ def _child(spec: dict) -> bool:
     error, stopped = None, False
     try:
         with Watch(), counter:
-            _run(spec["files"], spec["module"], spec["target"])
+            run_as_main(spec["module"], spec["target"], spec["files"])
     except _Enough:
         stopped = True
     except SystemExit as leaving:
