@@ -22,6 +22,7 @@ from collections import deque
 from typing import Any, NamedTuple
 
 import torch
+import torch.utils.checkpoint
 
 from .graph import breadth_first
 
@@ -141,6 +142,25 @@ def recording_regions(original: Any, history: History) -> Any:
     checkpointed.__wrapped__ = original
     checkpointed.__doc__, checkpointed.__name__ = original.__doc__, original.__name__
     return checkpointed
+
+
+def start_recording(history: History) -> list[tuple[Any, str, Any]]:
+    """Record into ``history`` from now on: its calls are the ones :func:`recorded_calls` gives,
+    and torch's checkpoint functions also remember the regions they make. Returns each
+    (owner, name, original) replaced, for the caller to put back with its own wrappers."""
+    saved = []
+    for name in ("checkpoint", "checkpoint_sequential"):
+        original = getattr(torch.utils.checkpoint, name)
+        saved.append((torch.utils.checkpoint, name, original))
+        setattr(torch.utils.checkpoint, name, recording_regions(original, history))
+    ACTIVE.append(history)
+    return saved
+
+
+def stop_recording(history: History) -> None:
+    """The end of :func:`start_recording` (the caller puts back what it replaced)."""
+    if history in ACTIVE:
+        ACTIVE.remove(history)
 
 
 def sequence(node: Any) -> int:

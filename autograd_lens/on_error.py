@@ -13,12 +13,11 @@ import threading
 from typing import Any, Callable
 
 import torch
-import torch.utils.checkpoint
 
 from .diagnose import diagnose
 from .errors import error_kind
 from .graph import breadth_first
-from .history import History, make_call, ACTIVE, recording_regions
+from .history import History, make_call, start_recording, stop_recording
 from .situation import explain
 from .watch import user_frames
 
@@ -134,17 +133,12 @@ class diagnose_on_error(contextlib.ContextDecorator):
             original = getattr(owner, name)
             saved.append((owner, name, original))
             setattr(owner, name, self._wrap(original, pick))
-        for name in ("checkpoint", "checkpoint_sequential"):
-            original = getattr(torch.utils.checkpoint, name)
-            saved.append((torch.utils.checkpoint, name, original))
-            setattr(torch.utils.checkpoint, name, recording_regions(original, self.history))
-        ACTIVE.append(self.history)
+        saved += start_recording(self.history)
         self._saved.append(saved)
         return self
 
     def __exit__(self, *exc_info) -> None:
-        if self.history in ACTIVE:
-            ACTIVE.remove(self.history)
+        stop_recording(self.history)
         for owner, name, original in reversed(self._saved.pop()):
             setattr(owner, name, original)
 

@@ -14,11 +14,10 @@ import functools
 from typing import Any, Callable
 
 import torch
-import torch.utils.checkpoint
 
 from .errors import error_kind
 from .candidates import NOT_USERS
-from .history import History, make_call, ACTIVE, recording_regions, user_frame
+from .history import History, make_call, start_recording, stop_recording, user_frame
 from .situation import Finding, explain
 
 
@@ -118,16 +117,11 @@ class Watch:
             original = getattr(torch.autograd, name)
             self._saved.append((torch.autograd, name, original))
             setattr(torch.autograd, name, self._wrap(original, kind))
-        for name in ("checkpoint", "checkpoint_sequential"):
-            original = getattr(torch.utils.checkpoint, name)
-            self._saved.append((torch.utils.checkpoint, name, original))
-            setattr(torch.utils.checkpoint, name, recording_regions(original, self.history))
-        ACTIVE.append(self.history)
+        self._saved += start_recording(self.history)
         return self
 
     def __exit__(self, *exc_info: Any) -> None:
-        if self.history in ACTIVE:
-            ACTIVE.remove(self.history)
+        stop_recording(self.history)
         while self._saved:
             owner, name, original = self._saved.pop()
             setattr(owner, name, original)
