@@ -32,7 +32,7 @@ class diagnose_on_error(contextlib.ContextDecorator):
     ``torch.autograd.grad`` is diagnosed first (a walk of the graph, cheaper than the backward
     itself; the report is kept only until the call returns). If the call then raises the
     freed-graph or the in-place error, the diagnosis is appended to the error's message, with the
-    variables of your code that carry the old graph in (ranked as :mod:`autograd_lens.carriers`
+    variables of your code that carry the old graph in (ranked as ``autograd_lens.carriers``
     says). Nothing else changes, and everything is
     restored on exit. Use it as a context manager around a
     training step or as a decorator on the step function.
