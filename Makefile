@@ -15,7 +15,7 @@ export PYTHONDONTWRITEBYTECODE := 1
 export MPLBACKEND := Agg
 
 .PHONY: help setup dot chromium book test test-unit test-notebooks test-site test-torch lab refresh student bench clean \
-	test-lane-code test-lane-site
+	test-lane-code test-lane-site test-kernels
 
 help: ## List the targets
 	@echo "Through the Graph a Second Time: make TARGET"
@@ -65,6 +65,21 @@ test-unit: setup ## Unit tests and doctests of autograd_lens and of the book's t
 test-notebooks: setup ## Strict nbval on every stored notebook, offline
 	scripts/offline.sh $(PYTEST) -q -n $(JOBS) --dist loadscope $(NBVAL) \
 		$(shell $(BIN)/python scripts/nbtools.py --reverse)
+
+# The stored outputs must not depend on the processor: strict nbval again as on other x86-64
+# processors (test-notebooks ran this machine's kernels, AVX-512 where it has them). Round-off
+# depends on both torch's own vectorised kernels (ATEN_CPU_CAPABILITY) and those MKL and oneDNN
+# pick for matrix products (MKL_ENABLE_INSTRUCTIONS, ONEDNN_MAX_CPU_ISA); the kernels nbval
+# starts inherit them. avx2: a machine without AVX-512; sse: an old one, scalar ATen kernels;
+# default: ATen's scalar kernels with this machine's MKL.
+KERNELS ?= avx2 sse default
+KERNEL_ENV_avx2    := ATEN_CPU_CAPABILITY=avx2 MKL_ENABLE_INSTRUCTIONS=AVX2 ONEDNN_MAX_CPU_ISA=AVX2
+KERNEL_ENV_sse     := ATEN_CPU_CAPABILITY=default MKL_ENABLE_INSTRUCTIONS=SSE4_2 ONEDNN_MAX_CPU_ISA=SSE41
+KERNEL_ENV_default := ATEN_CPU_CAPABILITY=default
+
+test-kernels: setup ## Strict nbval as on processors without AVX-512 (AVX2, SSE, scalar): stored outputs must not depend on the processor
+	@$(foreach k,$(KERNELS),echo "kernels $(k): $(KERNEL_ENV_$(k))" \
+		&& env $(KERNEL_ENV_$(k)) $(MAKE) --no-print-directory test-notebooks &&) true
 
 # `make test` runs two lanes at once after the set-up: the unit tests then nbval (each spread over
 # both cores by xdist), and the book build then the browser test (each mostly on one core), so no

@@ -8,7 +8,8 @@ Makefile runs nbval in reverse order with it).
 Every notebook is stored executed. ``refresh`` runs it top to bottom in a fresh kernel and
 records a digest of its code in the notebook's metadata; ``stored_problems`` finds notebooks
 whose stored state cannot be trusted: code edited since the last refresh, cells never run,
-errors in cells not tagged to raise, tagged cells that did not raise.
+errors in cells not tagged to raise, tagged cells that did not raise, and printed numbers that
+are floating-point round-off (see ``round_off_numbers``).
 """
 
 from __future__ import annotations
@@ -26,6 +27,10 @@ NOTEBOOKS = ROOT / "notebooks"
 CHAPTERS = ROOT / "chapters"
 META_KEY = "autograd_book"
 RAISES = {"raises-exception", "nbval-raises-exception"}
+# A cell whose output shows a tiny number on purpose (a tolerance, an epsilon) carries this tag.
+SMALL_NUMBER_TAG = "small-number-intended"
+# A number in scientific notation, as Python's formatting prints it (3.0e-08, 1e-05, -2.5E-7).
+SCIENTIFIC = re.compile(r"(?<![\w.])[-+]?\d+(?:\.\d*)?[eE]-\d+")
 
 # Paths of the machine that ran a notebook, as they appear in tracebacks and warnings.
 SITE_PACKAGES = re.compile(r"(?:/[^\s/:'\"]+)+/site-packages/")
@@ -39,18 +44,32 @@ def scrub_paths(text: str) -> str:
     return text.replace(str(ROOT) + "/", "").replace(str(Path.home()) + "/", "~/")
 
 
-def _output_texts(cell) -> list[str]:
+def _output_texts(cell, tracebacks: bool = True) -> list[str]:
     texts = []
     for output in cell.get("outputs", []):
         if output.output_type == "stream":
             texts.append(output.text)
         elif output.output_type == "error":
-            texts.extend(output.traceback)
+            texts.extend(output.traceback if tracebacks else [])
             texts.append(output.evalue)
         else:
             texts.extend(v for k, v in output.get("data", {}).items()
                          if k.startswith("text/") and isinstance(v, str))
     return [ANSI.sub("", t) for t in texts]
+
+
+def round_off_numbers(cell) -> list[str]:
+    """Numbers below 1e-4 in scientific notation among what nbval compares of a cell's outputs.
+
+    Their digits are floating-point round-off, which differs between processors (the vectorised
+    kernels torch picks: AVX-512, AVX2 or scalar), so a stored output that prints one fails on
+    another machine. Print what the assert checks instead ("below 0.00001"). Tracebacks are not
+    compared by nbval and are left out; a cell tagged ``small-number-intended`` is exempt.
+    """
+    if SMALL_NUMBER_TAG in cell.metadata.get("tags", []):
+        return []
+    found = (m.group(0) for t in _output_texts(cell, tracebacks=False) for m in SCIENTIFIC.finditer(t))
+    return [n for n in found if 0 < abs(float(n)) < 1e-4]
 
 
 def toc_files(entry) -> list[str]:
@@ -108,6 +127,11 @@ def stored_problems(path: Path) -> list[str]:
         leaks = sorted({m.group(0) for t in _output_texts(cell) for m in MACHINE_PATH.finditer(t)})
         if leaks:
             problems.append(f"{where} shows a path of the machine that ran it: {leaks[0]}")
+        tiny = round_off_numbers(cell)
+        if tiny:
+            problems.append(f"{where} prints {tiny[0]}, a number whose digits are round-off and differ "
+                            "between processors: print what the assert checks (for example "
+                            f"'below 0.0001'), or tag the cell {SMALL_NUMBER_TAG} if it is meant")
     return problems
 
 
