@@ -187,6 +187,7 @@ def all_items() -> list[Item]:
 class Section:
     source: str     # where the label is
     proves: bool    # an executed assert, or a raises-exception cell, before the next heading
+    text: str = ""  # the section's prose and code, from its label to the next heading of its level
 
 
 def _cells(path: Path):
@@ -235,7 +236,7 @@ def labelled_sections() -> dict[str, Section]:
     paths = [ROOT / "intro.md", *sorted((ROOT / "chapters").glob("*.md")),
              *sorted((ROOT / "notebooks").glob("*.ipynb")), *sorted((ROOT / "chapters").glob("*.ipynb"))]
     for path in paths:
-        open_labels: list[list] = []        # [label, level or None, proves]
+        open_labels: list[list] = []        # [label, level or None, proves, lines of text]
         cells = _cells(path)
         helpers = asserting_helpers([c[1] for c in cells if c[0] == "code"])
         for kind, source, tags, executed in cells:
@@ -243,27 +244,32 @@ def labelled_sections() -> dict[str, Section]:
                 for line, _ in _markdown_lines(source):
                     label = LABEL.match(line.strip())
                     if label:
-                        open_labels.append([label.group(1), None, False])
+                        open_labels.append([label.group(1), None, False, []])
                         continue
                     heading = HEADING.match(line)
-                    if not heading:
-                        continue
-                    level = len(heading.group(1))
-                    still_open = []
+                    if heading:
+                        level = len(heading.group(1))
+                        still_open = []
+                        for entry in open_labels:
+                            if entry[1] is None:
+                                entry[1] = level            # the label's own heading
+                                still_open.append(entry)
+                            elif level > entry[1]:
+                                still_open.append(entry)    # a subsection: still inside
+                            else:
+                                sections[entry[0]] = Section(str(path.relative_to(ROOT)), entry[2],
+                                                             "\n".join(entry[3]))
+                        open_labels = still_open
                     for entry in open_labels:
-                        if entry[1] is None:
-                            entry[1] = level            # the label's own heading
-                            still_open.append(entry)
-                        elif level > entry[1]:
-                            still_open.append(entry)    # a subsection: still inside
-                        else:
-                            sections[entry[0]] = Section(str(path.relative_to(ROOT)), entry[2])
-                    open_labels = still_open
-            elif _proves(kind, source, tags, executed, helpers):
+                        entry[3].append(line)
+                continue
+            for entry in open_labels:
+                entry[3].append(source)
+            if _proves(kind, source, tags, executed, helpers):
                 for entry in open_labels:
                     entry[2] = True
         for entry in open_labels:
-            sections[entry[0]] = Section(str(path.relative_to(ROOT)), entry[2])
+            sections[entry[0]] = Section(str(path.relative_to(ROOT)), entry[2], "\n".join(entry[3]))
     return sections
 
 

@@ -1,0 +1,113 @@
+"""A short form keeps the conditions its proof states, where words can tell.
+
+A page's title and description (``_ext/pages.yml``) shorten the whole page; every summary item
+(the rows and bullets that ``test_summary_links.py`` collects) shortens the sections it links. Some
+conditions change the truth of an outcome, and the proof names them in words a machine can find:
+a proof that separates a ``fused=True`` optimizer from a plain one, plain SGD from momentum, one
+layer from a hidden layer, a checkpointed region from ordinary layers. When a short form states
+such an outcome and its proof names the condition, the short form must name it too.
+
+What this cannot check, and is left to reading: whether the short form names the condition the
+right way round (it finds the word, not the sense); conditions the proof states in other words
+(a value that "reaches backward" is not a vocabulary that can be listed); and a short form whose
+proof does not mention the condition at all (then the proof, not the summary, is short).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import nbformat
+import pytest
+import yaml
+
+from test_summary_links import ITEMS, REF, ROOT, SECTIONS
+
+
+@dataclass(frozen=True)
+class Condition:
+    name: str
+    outcome: str    # the short form states this kind of outcome ...
+    stated: str     # ... its proof separates cases by this ...
+    kept: str       # ... so the short form must say which case it means
+
+
+CONDITIONS = [
+    Condition("which optimizer implementation",
+              outcome=r"\bstep\(\)|optimizer\.step|retain.{0,40}\bstep\b",
+              stated=r"fused=True", kept=r"fused|non-fused|plain SGD"),
+    Condition("an optimizer with state",
+              outcome=r"same update|repeats? the (?:same )?update",
+              stated=r"momentum", kept=r"momentum|plain SGD"),
+    Condition("how deep the model is",
+              outcome=r"stale gradient|the old gradient|at the old weights",
+              stated=r"hidden layer|one layer|two-layer|two layers",
+              kept=r"hidden layer|one layer|one-layer|two-layer|two layers|saved (?:a |the )?weight"),
+]
+
+
+@dataclass
+class ShortForm:
+    where: str
+    text: str
+    proof_text: str     # what it shortens: its page, or the sections it links
+
+
+def page_text(page: str) -> str:
+    path = ROOT / f"{page}.ipynb"
+    if not path.is_file():
+        path = ROOT / f"{page}.md"
+    if path.suffix == ".md":
+        return path.read_text()
+    return "\n".join(cell.source for cell in nbformat.read(path, as_version=4).cells)
+
+
+def page_short_forms() -> list[ShortForm]:
+    pages = yaml.safe_load((ROOT / "_ext" / "pages.yml").read_text())
+    return [ShortForm(f"_ext/pages.yml: {page}", f"{entry.get('title', '')} {entry.get('description', '')}",
+                      page_text(page))
+            for page, entry in pages.items() if (ROOT / f"{page}.ipynb").is_file()]
+
+
+def item_short_forms() -> list[ShortForm]:
+    return [ShortForm(f"{i.where}: {i.text[:60]!r}", i.text,
+                      "\n".join(SECTIONS[a or b].text for a, b in REF.findall(i.text) if (a or b) in SECTIONS))
+            for i in ITEMS]
+
+
+SHORT_FORMS = page_short_forms() + item_short_forms()
+
+
+def dropped_conditions(form: ShortForm) -> list[str]:
+    """The conditions its proof names for an outcome the short form states without them."""
+    proof_text = form.proof_text
+    text = REF.sub(" ", form.text)      # the link texts are not the statement
+    return [c.name for c in CONDITIONS
+            if re.search(c.outcome, text, re.I) and re.search(c.stated, proof_text, re.I)
+            and not re.search(c.kept, text, re.I)]
+
+
+@pytest.mark.parametrize("form", SHORT_FORMS, ids=[f.where[:90] for f in SHORT_FORMS])
+def test_short_form_keeps_the_conditions_of_its_proof(form):
+    dropped = dropped_conditions(form)
+    assert not dropped, (f"{form.where} states an outcome without saying {', '.join(dropped)}, "
+                         "which its proof separates: name the case it holds for")
+
+
+def test_the_check_catches_a_dropped_condition():
+    """Short forms as they were before the last review fail here; their corrections pass."""
+    proof = ("SGD(fused=True) runs; momentum 0.9 differs; a hidden layer fails; "
+             "one layer gives the old gradient")
+    wrong = [
+        "retain_graph=True, step(), backward again: in-place error or stale gradient",
+        "Copying gradients back and stepping again repeats the same update.",
+        "`retain_graph=True` (with `step()`: the in-place error)",
+        "reuse the old loss (stale gradient or in-place error)",
+    ]
+    for text in wrong:
+        assert dropped_conditions(ShortForm("x", text, proof)), text
+    right = "retain, step(), backward: a hidden layer and a non-fused step give the in-place error"
+    assert dropped_conditions(ShortForm("x", right, proof)) == []
+    # A proof that never separates the cases asks nothing of its short form.
+    assert dropped_conditions(ShortForm("x", wrong[0], "the second backward fails")) == []
