@@ -36,7 +36,8 @@
 
   function shorten(output) {
     const full = output.querySelector(":scope > .highlight");
-    const parsed = full && parse(full.textContent);
+    const pre = full && full.querySelector("pre");   // not the copy button's text beside it
+    const parsed = pre && parse(pre.textContent);
     if (!parsed) return;
     const own = parsed.frames.filter(frame => frame[0].startsWith("Cell In"));
     const others = parsed.frames.length - own.length;
