@@ -17,7 +17,9 @@ from .diagnose import (
     Suspect,
     diagnose,
 )
-from .draw import BackwardFrames, Frame, backward_frames, draw
+from .describe import describe
+from .draw import draw
+from .replay import BackwardFrames, Frame, backward_frames
 from .errors import (
     FREED_GRAPH_PATTERN,
     INPLACE_PATTERN,
@@ -48,6 +50,7 @@ __all__ = [
     "Suspect",
     "backward_frames",
     "diagnose",
+    "describe",
     "diagnose_on_error",
     "draw",
     "error_kind",

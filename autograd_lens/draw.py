@@ -1,4 +1,4 @@
-"""Drawing an autograd graph with its saved tensors, and the frames of a backward pass.
+"""Drawing an autograd graph with its saved tensors (the frames of a backward pass: replay.py).
 
 Colours, as in torchviz (whose node style and sizing this module reuses), plus the overlay:
 
@@ -20,8 +20,6 @@ raises the freed-graph error, plain ``make_dot`` raises on graphs with a custom
 
 from __future__ import annotations
 
-import html
-from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 import graphviz
@@ -29,6 +27,8 @@ import torch
 from torch.autograd.graph import Node
 
 from ._inputs import graph_roots, leaf_names
+from .describe import describe
+from .focus import focused
 from .graph import SavedSlot, children, node_name, node_slots, walk
 
 LEAF = "lightblue"
@@ -41,6 +41,8 @@ MODIFIED = "tomato"
 CURRENT = "blue"
 
 # torchviz's node style, so our pictures look like the ones readers know.
+# Saved tensors in frames of a backward pass: one box size whatever the state, so the layout stays.
+SAME_SIZE = dict(fixedsize="true", width="1.7", height="0.5")
 NODE_ATTR = dict(style="filled", shape="box", align="left", fontsize="10", ranksep="0.1",
                  height="0.2", fontname="monospace")
 
@@ -92,20 +94,35 @@ def _legend(dot: graphviz.Digraph, with_current: bool) -> None:
                 legend.edge(f"legend{index - 1}", f"legend{index}", style="invis")
 
 
+def _collapsed(dot: graphviz.Digraph, nodes: list[Node], shown: list[Node],
+               index: dict[Node, int]) -> None:
+    """The nodes a focused drawing leaves out, as one box joined to the nodes that lead into them."""
+    hidden = [node for node in nodes if node not in index]
+    stale = sum(slot.stale for node in hidden for slot in node_slots(node))
+    dot.node("more", f"{len(hidden)} more nodes, collapsed\n({stale} stale saved tensors)",
+             shape="box3d", fillcolor="lightyellow")
+    for i, node in enumerate(shown):
+        if any(child not in index for child in children(node)):
+            dot.edge("more", f"n{i}", style="dashed")
+
+
 def _render(root: Any, params: Mapping[str, torch.Tensor] | None, *, show_saved: bool,
             max_nodes: int, legend: bool, title: str | None,
             slots_of: Callable[[int, Node], list[SavedSlot]] | None = None,
-            current: int | None = None) -> graphviz.Digraph:
+            current: int | None = None, focus: str | None = None,
+            same_size: bool = False) -> graphviz.Digraph:
     roots = graph_roots(root)
     names = leaf_names(params)
     if not isinstance(max_nodes, int) or isinstance(max_nodes, bool) or max_nodes < 1:
         raise ValueError(f"max_nodes must be a positive int, got {max_nodes!r}.")
     nodes = walk(roots)
-    shown = nodes[:max_nodes]
+    shown = focused(nodes, focus)[:max_nodes]
     index = {node: i for i, node in enumerate(shown)}
     slots_of = slots_of or (lambda i, node: node_slots(node))
 
-    dot = graphviz.Digraph(node_attr=NODE_ATTR, graph_attr=dict(size="12,12"))
+    # The graph's name is its description: the SVG's <title>, which pages use as alt text.
+    dot = graphviz.Digraph(name=describe(roots, params, shown=len(shown)), node_attr=NODE_ATTR,
+                           graph_attr=dict(size="12,12"))
     if title:
         dot.attr(label=title, labelloc="t", fontname="monospace", fontsize="12")
     for r, tensor in enumerate(roots):
@@ -128,9 +145,11 @@ def _render(root: Any, params: Mapping[str, torch.Tensor] | None, *, show_saved:
                 dot.edge(f"n{index[child]}", key)
         if show_saved:
             for k, slot in enumerate(slots_of(i, node)):
-                dot.node(f"s{i}_{k}", **_slot_style(slot))
+                dot.node(f"s{i}_{k}", **_slot_style(slot), **(SAME_SIZE if same_size else {}))
                 dot.edge(key, f"s{i}_{k}", dir="none", style="dashed", color="gray40")
-    if len(nodes) > len(shown):
+    if len(nodes) > len(shown) and focus is not None:
+        _collapsed(dot, nodes, shown, index)
+    elif len(nodes) > len(shown):
         dot.node("more", f"... {len(nodes) - len(shown)} more nodes not drawn\n"
                          f"(max_nodes={max_nodes})", shape="note", fillcolor="lightyellow")
     if legend:
@@ -138,11 +157,14 @@ def _render(root: Any, params: Mapping[str, torch.Tensor] | None, *, show_saved:
     from torchviz.dot import resize_graph  # here: its 0.3 s import would slow every CLI run
 
     resize_graph(dot)
+    if focus is not None and len(shown) < len(nodes):   # narrow: readable at a page's width
+        dot.graph_attr.update(size="11.5,100", nodesep="0.12")
     return dot
 
 
 def draw(root: Any, params: Mapping[str, torch.Tensor] | None = None, *, show_saved: bool = True,
-         max_nodes: int = 60, legend: bool = True, title: str | None = None) -> graphviz.Digraph:
+         max_nodes: int = 60, legend: bool = True, title: str | None = None,
+         focus: str | None = None) -> graphviz.Digraph:
     """Draw the autograd graph behind ``root``, with every saved tensor and its state.
 
     Works before and after backward, and on graphs with custom ``autograd.Function`` nodes and
@@ -156,144 +178,28 @@ def draw(root: Any, params: Mapping[str, torch.Tensor] | None = None, *, show_sa
             says how many more there are.
         legend: add a legend that says what every colour means.
         title: a caption above the picture.
+        focus: ``"stale"`` draws only the path from the root into the stale part of the graph
+            (down to the first nodes whose saved tensors are freed or modified, see
+            :func:`~autograd_lens.focus.stale_path`) and collapses every other node into one
+            box that says how many it holds; ``None`` (the default) draws every node.
 
     Returns:
-        A ``graphviz.Digraph``; in a notebook it displays as SVG.
+        A ``graphviz.Digraph``, named with :func:`~autograd_lens.describe` of the graph (its
+        SVG's title: the alt text of the picture); in a notebook it displays as SVG.
 
     >>> import torch
     >>> x = torch.ones(3, requires_grad=True)
     >>> loss = (x * x).sum()
-    >>> "freed" in draw(loss, legend=False).source
-    False
+    >>> draw(loss, legend=False).name
+    'Autograd graph of 3 nodes. 2 saved tensors: 2 alive, 0 freed.'
     >>> loss.backward()
-    >>> "freed" in draw(loss, legend=False).source
-    True
+    >>> draw(loss, legend=False).name
+    'Autograd graph of 3 nodes. 2 saved tensors: 0 alive, 2 freed (MulBackward0 other, MulBackward0 self).'
+    >>> old = (x.exp() * 2).sin()
+    >>> old.sum().backward()
+    >>> step_two = (old * 3).sum()      # reaches old's freed graph
+    >>> print(draw(step_two, focus="stale", legend=False).name)
+    Autograd graph of 6 nodes. 4 saved tensors: 1 alive, 3 freed (SinBackward0 self, MulBackward0 other, ExpBackward0 result). Drawn in full: 3 of the nodes; the other 3 in one box.
     """
     return _render(root, params, show_saved=show_saved, max_nodes=max_nodes, legend=legend,
-                   title=title)
-
-
-@dataclass(frozen=True)
-class Frame:
-    """One step of a backward pass: the node that ran and the slots it freed.
-
-    Attributes:
-        step: 1 for the first node backward executed, 2 for the next, and so on.
-        node_name: the class name of the node that ran.
-        node_index: its position in :func:`~autograd_lens.walk` order (``n<index>`` in the picture).
-        freed: names of this node's saved tensors found freed right after it ran.
-        slots: this node's saved-tensor slots as observed right after it ran.
-    """
-
-    step: int
-    node_name: str
-    node_index: int
-    freed: tuple[str, ...]
-    slots: tuple[SavedSlot, ...] = field(repr=False)
-
-
-class BackwardFrames:
-    """The frames of one backward pass, returned by :func:`backward_frames`.
-
-    Index it like a list of :class:`Frame`; ``draw(k)`` draws the graph as it was right after
-    frame ``k``; ``to_html()`` (also how a notebook displays it) gives a page fragment with
-    every frame pre-rendered and a slider, so it works on a static site without a kernel.
-    """
-
-    def __init__(self, roots: list[torch.Tensor], params: Mapping[str, torch.Tensor] | None,
-                 before: list[list[SavedSlot]], frames: list[Frame]):
-        self._roots, self._params, self._before, self.frames = roots, params, before, frames
-
-    def __len__(self) -> int:
-        return len(self.frames)
-
-    def __getitem__(self, k: int) -> Frame:
-        return self.frames[k]
-
-    def __repr__(self) -> str:
-        return f"<BackwardFrames: {len(self.frames)} nodes ran>"
-
-    def draw(self, k: int, *, max_nodes: int = 60, legend: bool = True) -> graphviz.Digraph:
-        """The graph right after frame ``k`` (0-based; -1 for the last)."""
-        frame = self.frames[k]
-        done = {f.node_index: f.slots for f in self.frames[: frame.step]}
-
-        def slots_of(i: int, node: Node) -> list[SavedSlot]:
-            return list(done[i]) if i in done else self._before[i]
-
-        freed = ", ".join(frame.freed) or "nothing saved"
-        title = f"step {frame.step} of {len(self.frames)}: {frame.node_name} ran; freed: {freed}"
-        return _render(self._roots, self._params, show_saved=True, max_nodes=max_nodes,
-                       legend=legend, title=title, slots_of=slots_of, current=frame.node_index)
-
-    def to_html(self, *, max_nodes: int = 60) -> str:
-        """Every frame as inline SVG with a slider to step through them (no kernel needed)."""
-        panes = []
-        for k in range(len(self.frames)):
-            svg = self.draw(k, max_nodes=max_nodes, legend=(k == 0)).pipe(format="svg").decode()
-            svg = svg[svg.index("<svg"):]
-            hidden = "" if k == 0 else ' style="display:none"'
-            panes.append(f'<div class="al-frame" data-step="{k}"{hidden}>{svg}</div>')
-        count = len(self.frames)
-        caption = html.escape(f"{count} nodes ran; move the slider to replay the freeing")
-        return (
-            '<div class="al-frames">'
-            f'<p>{caption}</p>'
-            f'<input type="range" min="0" max="{count - 1}" value="0" aria-label="backward step" '
-            'oninput="var f=this.parentNode.querySelectorAll(\'.al-frame\');'
-            'for(var i=0;i<f.length;i++){f[i].style.display=(i==this.value)?\'\':\'none\';}">'
-            + "".join(panes) + "</div>"
-        )
-
-    def _repr_html_(self) -> str:
-        return self.to_html()
-
-
-def backward_frames(root: Any, gradient: Any = None, *, retain_graph: bool | None = None,
-                    params: Mapping[str, torch.Tensor] | None = None) -> BackwardFrames:
-    """Run backward from ``root`` and record, node by node, which saved tensors it frees.
-
-    A post-hook on each node runs after the node computes its gradients and before autograd
-    releases its saved tensors; the hook of the next node (and a final look after backward)
-    observes the release. The hooks are removed afterwards.
-
-    Args:
-        root: the tensor to run backward from (or a list of tensors).
-        gradient: as in ``torch.autograd.backward`` (needed when root is not a scalar).
-        retain_graph: as in ``backward``; with True nothing is freed and every frame says so.
-        params: names for leaf tensors in the pictures.
-
-    >>> import torch
-    >>> x = torch.ones(3, requires_grad=True)
-    >>> frames = backward_frames((x * x).sin().sum())
-    >>> [(f.node_name, f.freed) for f in frames]
-    [('SumBackward0', ()), ('SinBackward0', ('self',)), ('MulBackward0', ('other', 'self')), ('AccumulateGrad', ())]
-    """
-    roots = graph_roots(root)
-    nodes = walk(roots)
-    index = {node: i for i, node in enumerate(nodes)}
-    before = [node_slots(node) for node in nodes]
-    ran: list[int] = []
-    observed: dict[int, list[SavedSlot]] = {}
-
-    def hook(node):
-        def after_node(grad_inputs, grad_outputs):
-            if ran:
-                observed[ran[-1]] = node_slots(nodes[ran[-1]])
-            ran.append(index[node])
-        return after_node
-
-    handles = [node.register_hook(hook(node)) for node in nodes]
-    try:
-        torch.autograd.backward(roots, gradient, retain_graph=retain_graph)
-    finally:
-        for handle in handles:
-            handle.remove()
-    if ran:
-        observed[ran[-1]] = node_slots(nodes[ran[-1]])
-    frames = []
-    for step, i in enumerate(ran, start=1):
-        slots = tuple(observed[i])
-        frames.append(Frame(step, node_name(nodes[i]), i,
-                            tuple(s.name for s in slots if s.state == "freed"), slots))
-    return BackwardFrames(roots, params, before, frames)
+                   title=title, focus=focus)

@@ -181,3 +181,134 @@ def test_frames_slider_really_switches_frames_in_a_browser(tmp_path):
             assert visible() == [False, False, False, True]
         finally:
             browser.close()
+
+
+# ----- focus="stale" and the drawing's description (its alt text) -----
+
+def _step_two_of_a_carried_state(steps: int = 6):
+    """Step 2 of a loop that carries a tensor with history: a new head over a freed old graph."""
+    w = torch.randn(3, requires_grad=True)
+    h = torch.ones(3)
+    for _ in range(steps):
+        h = (h * w).tanh()
+    h.sum().backward()                       # the old graph: every saved tensor freed
+    return ((h * w).sin().sum()), {"w": w}
+
+
+def test_focus_stale_keeps_the_path_into_the_freed_graph_and_collapses_the_rest():
+    loss, params = _step_two_of_a_carried_state()
+    nodes = al.walk(loss)
+    kept = al.focus.stale_path(nodes)
+    names = [al.node_name(n) for n in kept]
+    # sum, sin, mul of the new step, the first freed node (the old graph's last tanh), and w
+    assert names == ["SumBackward0", "SinBackward0", "MulBackward0", "TanhBackward0", "AccumulateGrad"]
+    stale = [n for n in kept if any(s.stale for s in al.node_slots(n))]
+    assert len(stale) == 1
+    src = al.draw(loss, params=params, focus="stale", legend=False).source
+    hidden = len(nodes) - len(kept)
+    assert f"{hidden} more nodes, collapsed" in src
+    tanh = re.findall(r"\b(n\d+) \[label=TanhBackward0", src)
+    assert len(tanh) == 1 and re.findall(r"\bmore -> (n\d+)", src) == tanh   # the box joins the freed node
+    full = al.draw(loss, params=params, legend=False).source
+    assert len(re.findall(r"\[label=TanhBackward0", full)) == 6 and "collapsed" not in full
+
+
+def test_focus_keeps_every_node_when_nothing_is_stale():
+    x = torch.randn(3, requires_grad=True)
+    loss = (x.exp() * x).sum()
+    assert al.focus.stale_path(al.walk(loss)) == al.walk(loss)
+    assert al.draw(loss, focus="stale").source == al.draw(loss).source
+
+
+def test_focus_rejects_an_unknown_rule():
+    x = torch.ones(2, requires_grad=True)
+    with pytest.raises(ValueError, match="focus must be None or one of"):
+        al.draw((x * x).sum(), focus="freed-ish")
+
+
+def test_describe_counts_nodes_and_saved_tensors_from_the_graph():
+    loss, params = _step_two_of_a_carried_state(steps=2)
+    text = al.describe(loss, params)
+    slots = al.saved_tensors(loss)
+    freed = sum(s.state == "freed" for s in slots)
+    alive = sum(s.state == "alive" for s in slots)
+    assert text.startswith(f"Autograd graph of {len(al.walk(loss))} nodes, leaves: w.")
+    assert f"{len(slots)} saved tensors: {alive} alive, {freed} freed (" in text
+    assert "2 x TanhBackward0 result" in text
+    assert al.draw(loss, params=params).name == text          # the SVG's title: the alt text
+    assert "<title>" + text.split(".")[0] in al.draw(loss, params=params).pipe(format="svg").decode()
+    focused = al.draw(loss, params=params, focus="stale")
+    kept = len(al.focus.stale_path(al.walk(loss)))
+    assert focused.name.endswith(f"Drawn in full: {kept} of the nodes; "
+                                 f"the other {len(al.walk(loss)) - kept} in one box.")
+
+
+def test_describe_names_modified_slots():
+    w = torch.randn(3, requires_grad=True)
+    v = w * 1.0
+    loss = (v * v).sum()
+    v.mul_(2)
+    assert al.describe(loss).endswith(
+        "2 modified in place (MulBackward0 other, MulBackward0 self).")
+
+
+# ----- the replay: one layout for every frame, step buttons beside the slider -----
+
+def _frames_of_a_two_layer_net():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 1))
+    return al.backward_frames(model(torch.randn(2, 3)).pow(2).mean(),
+                              params=dict(model.named_parameters()))
+
+
+def _layout(svg: str) -> tuple[str, list[tuple[str, str]]]:
+    """The picture's size and every node's box (its id and polygon), the labels left out."""
+    size = re.search(r'<svg width="([^"]+)" height="([^"]+)"', svg).groups()
+    boxes = re.findall(r'<g id="node\d+" class="node">\s*<title>([^<]+)</title>\s*<polygon[^>]* points="([^"]+)"', svg)
+    return size, boxes
+
+
+def test_replay_frames_share_one_layout():
+    frames = _frames_of_a_two_layer_net()
+    layouts = [_layout(frames.draw(k, same_size=True).pipe(format="svg").decode())
+               for k in range(len(frames))]
+    assert len(layouts[0][1]) > 10
+    assert all(layout == layouts[0] for layout in layouts), "a node moved or a frame changed size"
+    # without same_size the freed labels are smaller than the alive ones: the layout moves
+    loose = [_layout(frames.draw(k).pipe(format="svg").decode()) for k in (0, len(frames) - 1)]
+    assert loose[0] != loose[1]
+
+
+def test_replay_has_step_buttons_beside_the_slider():
+    page = _frames_of_a_two_layer_net().to_html()
+    controls = re.search(r'<div class="al-controls">(.*?)</div>', page, re.S).group(1)
+    assert re.findall(r'aria-label="(previous step|backward step|next step)"', controls) == [
+        "previous step", "backward step", "next step"]
+    assert page.count('<p class="al-step">step ') == len(_frames_of_a_two_layer_net())
+
+
+def test_replay_step_buttons_and_frame_sizes_in_a_browser(tmp_path):
+    from playwright import sync_api
+
+    executable = chromium_or_skip()
+    frames = _frames_of_a_two_layer_net()
+    page_file = tmp_path / "frames.html"
+    page_file.write_text(f"<!doctype html><html><body style='width:700px'>{frames.to_html()}</body></html>")
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=executable, args=LAUNCH_ARGS)
+        try:
+            page = browser.new_page()
+            page.goto(page_file.as_uri())
+            sizes = set()
+            for k in range(len(frames)):
+                shown = page.eval_on_selector_all(".al-frame", "els => els.map(e => e.style.display !== 'none')")
+                assert shown.index(True) == k and shown.count(True) == 1
+                sizes.add(tuple(page.eval_on_selector(
+                    f'.al-frame[data-step="{k}"] svg',
+                    "s => { const r = s.getBoundingClientRect(); return [r.width, r.height]; }")))
+                page.click('button[aria-label="next step"]')
+            page.click('button[aria-label="previous step"]')
+            assert page.eval_on_selector('input[type="range"]', "s => s.value") == str(len(frames) - 2)
+            assert len(sizes) == 1, f"frames of different sizes: {sorted(sizes)}"
+        finally:
+            browser.close()

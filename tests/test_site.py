@@ -339,6 +339,80 @@ NOT_FOUND_JS = """
 NOT_FOUND_PATH = "notebooks/no-such-folder/no-such-page.html"  # two levels deep: relative links would break
 
 
+# What a reader meets on a laptop's first screen (1366 x 768), in document coordinates (CSS px).
+LAPTOP = {"width": 1366, "height": 768}
+READER_JS = """
+async () => {
+  const place = el => { const r = el.getBoundingClientRect();
+                        return {top: r.top + window.scrollY, bottom: r.bottom + window.scrollY}; };
+  // Each graph drawing (an SVG image of a cell's output, or a replay frame drawn inline): its
+  // smallest text as rendered, from the SVG's viewBox, its font sizes and its rendered width.
+  const smallest = (svg, width) => {
+    const box = svg.viewBox && svg.viewBox.baseVal;
+    const sizes = Array.from(svg.querySelectorAll("text"))
+      .map(t => parseFloat(t.getAttribute("font-size") || "14")).filter(x => x > 0);
+    // Graphviz scales a graph bigger than its size attribute inside the SVG: scale(s s) on graph0.
+    const group = svg.querySelector("g.graph");
+    const scale = group && /scale\\(([\\d.]+)/.exec(group.getAttribute("transform") || "");
+    const inner = scale ? parseFloat(scale[1]) : 1;
+    return box && box.width && sizes.length ? Math.min(...sizes) * inner * width / box.width : null;
+  };
+  const drawings = async () => {
+    const found = [];
+    for (const img of document.querySelectorAll(".cell_output img[src$='.svg']")) {
+      const text = await (await fetch(img.src)).text();
+      const svg = new DOMParser().parseFromString(text, "image/svg+xml").documentElement;
+      const figure = img.closest("figure");
+      const caption = figure && figure.querySelector("figcaption");
+      found.push({src: img.getAttribute("src"), alt: img.getAttribute("alt") || "",
+                  caption: caption ? caption.textContent.trim() : "",
+                  graph: !!svg.querySelector("g.graph"),
+                  px: smallest(svg, img.getBoundingClientRect().width),
+                  toggled: !!img.closest("details"),   // the whole graph, behind a toggle
+                  opens: !!img.closest("a.open-full")});
+    }
+    for (const frames of document.querySelectorAll(".al-frames")) {
+      const sizes = Array.from(frames.querySelectorAll(".al-frame")).map(pane => {
+        const shown = pane.style.display;
+        pane.style.display = "";
+        const r = pane.querySelector("svg").getBoundingClientRect();
+        pane.style.display = shown;
+        return [Math.round(r.width), Math.round(r.height)];
+      });
+      found.push({replay: true, sizes: sizes,
+                  buttons: frames.querySelectorAll(".al-controls button").length,
+                  px: smallest(frames.querySelector("svg"),
+                               frames.querySelector(".al-frame svg").getBoundingClientRect().width)});
+    }
+    return found;
+  };
+  const boxes = Array.from(document.querySelectorAll(".fix-box"));
+  const box = boxes[0];
+  return {
+    fixBoxes: boxes.length,
+    fixBox: box ? place(box) : null,
+    fixCode: box && box.querySelector("pre") ? place(box.querySelector("pre")) : null,
+    fixLinks: box ? Array.from(box.querySelectorAll("a[href]")).map(a => a.getAttribute("href")) : [],
+    drawings: await drawings(),
+    tracebacks: Array.from(document.querySelectorAll(".tag_raises-exception .output.traceback")).map(out => {
+      const message = out.querySelector(".short-traceback .traceback-message");
+      const details = out.querySelector("details.full-traceback");
+      const widest = Math.max(0, ...Array.from(out.querySelectorAll(".short-traceback pre"))
+                                      .map(pre => pre.scrollWidth));
+      return {
+        message: message ? message.textContent : null,
+        wrapped: !!message && message.scrollWidth <= message.clientWidth + 1,
+        widest: widest,
+        column: out.getBoundingClientRect().width,
+        fullHidden: !!details && !details.open,
+        full: details && details.querySelector("pre") ? details.querySelector("pre").textContent : "",
+      };
+    }),
+  };
+}
+"""
+
+
 class Visit:
     """One page in one tab of its own: what it is, and whether the test has left it.
 
@@ -360,7 +434,7 @@ async def _browse(executable: str, base: str, paths: list[str]) -> dict:
     """Visit every page once; return what was found (see the tests below)."""
     from playwright.async_api import async_playwright
 
-    found = {"problems": [], "typeset": {}, "meta": {}, "quiz": [], "hrefs": {}, "bodies": {},
+    found = {"problems": [], "typeset": {}, "meta": {}, "quiz": [], "hrefs": {}, "bodies": {}, "reader": {},
              "not_found": None, "abandoned": set()}
     problems = found["problems"]
     queue: asyncio.Queue[Visit] = asyncio.Queue()
@@ -414,10 +488,18 @@ async def _browse(executable: str, base: str, paths: list[str]) -> dict:
         found["typeset"][path] = math["typeset"]
         problems.extend(f"{path}: {p}" for p in math["problems"])
         found["meta"][path] = await page.evaluate(META_JS)
+        await read_at_a_glance(page, path)
         if path in SCENARIO_PAGES or path == WORKSHOP_PAGE:
             await quiz_and_links(page, path)
         await page.set_viewport_size(PHONE)
         problems.extend(f"{path} (phone, dark): {p}" for p in await page.evaluate(PHONE_DARK_JS))
+
+    async def read_at_a_glance(page, path: str):
+        """The page on a laptop's first screen (see READER_JS and the tests at the end)."""
+        await page.set_viewport_size(LAPTOP)
+        await page.evaluate("() => window.scrollTo(0, 0)")
+        found["reader"][path] = await page.evaluate(READER_JS)
+        await page.set_viewport_size(DESKTOP)
 
     async def quiz_and_links(page, path: str):
         found["hrefs"][path] = await page.evaluate(
@@ -717,3 +799,110 @@ def test_student_copies_are_linked_from_every_scenario_page_and_the_workshop_gui
                 assert sorted(notebooks) == sorted(names), url
                 assert [n for n in z.namelist() if not n.endswith(".ipynb")] == ["student/scripts/train_rnn.py"]
     assert {Path(urlsplit(u).path).name for u in bodies} == {*names, ARCHIVE}
+
+
+# ----- The book at a glance (the reader's first screen, drawings, quizzes, tracebacks) -----
+# Measured in the browser run above, at a laptop's 1366 x 768 (READER_JS).
+
+def test_every_scenario_page_opens_with_its_fix_box_on_the_first_screen(browsed):
+    reader = browsed["reader"]
+    assert set(SCENARIO_PAGES) <= set(reader), "scenario pages not measured"
+    problems = []
+    for path in SCENARIO_PAGES:
+        seen = reader[path]
+        if seen["fixBoxes"] != 1 or not seen["fixCode"]:
+            problems.append(f"{path}: {seen['fixBoxes']} fix boxes, code shown: {bool(seen['fixCode'])}")
+            continue
+        if seen["fixBox"]["bottom"] > LAPTOP["height"]:
+            problems.append(f"{path}: the fix box ends at {seen['fixBox']['bottom']:.0f} px, below the "
+                            f"first {LAPTOP['height']} px")
+        if not any(href.startswith("#") for href in seen["fixLinks"]):
+            problems.append(f"{path}: the fix box links no section of the page that proves it")
+    assert not problems, "\n".join(problems)
+
+
+def test_tracebacks_show_the_message_wrapped_and_the_full_traceback_one_click_away(browsed):
+    """Each failing cell shows the reader's frames and the error message wrapped to the column
+    (no line wider than the column, where the raw traceback's message ran to 3,000 px and more),
+    and the whole stored traceback, unchanged, in a closed <details>."""
+    problems, seen = [], 0
+    for path in SCENARIO_PAGES:
+        for i, tb in enumerate(browsed["reader"][path]["tracebacks"]):
+            seen += 1
+            where = f"{path}, failing cell {i + 1}"
+            if tb["message"] is None:
+                problems.append(f"{where}: no short traceback with the error message")
+                continue
+            if not tb["wrapped"] or tb["widest"] > tb["column"] + 1:
+                problems.append(f"{where}: a line {tb['widest']} px wide in a column of {tb['column']:.0f} px")
+            if not tb["fullHidden"] or "Traceback (most recent call last)" not in tb["full"]:
+                problems.append(f"{where}: the full traceback is not one click away")
+            elif " ".join(tb["message"].split()) not in " ".join(tb["full"].split()):
+                problems.append(f"{where}: the message shown is not the stored error's")
+    assert seen >= 20, f"only {seen} failing cells found on the scenario pages"
+    assert not problems, "\n".join(problems)
+
+
+MIN_TEXT_PX = 9           # the smallest text of a drawing, as rendered on a laptop
+# Pages whose every drawing is captioned and reads at MIN_TEXT_PX (focused where the whole graph is
+# too big; the whole graph then sits behind a toggle and opens full size). The other pages'
+# drawings are measured and reported (min, median, count under 8 px) by the test, not yet held.
+READABLE_PAGES = {"notebooks/05_rnn_hidden_state.html", "notebooks/15_rl_buffers.html",
+                  "notebooks/21_debugging_your_loop.html"}
+REPLAY_PAGES = {"notebooks/01_backward_twice.html", "notebooks/05_rnn_hidden_state.html",
+                "notebooks/12_gan_discriminator.html", "notebooks/21_debugging_your_loop.html",
+                "chapters/mental_model.html"}
+
+
+def _graph_drawings(browsed):
+    for path, seen in sorted(browsed["reader"].items()):
+        for drawing in seen["drawings"]:
+            if drawing.get("graph"):
+                yield path, drawing
+
+
+def test_every_graph_drawing_has_alt_text_from_the_graph_and_opens_full_size(browsed):
+    problems, count = [], 0
+    for path, d in _graph_drawings(browsed):
+        count += 1
+        alt = d["alt"]
+        if alt.endswith(".svg") or "/" in alt or len(alt) < 30 or not re.search(r"\d+ (nodes|boxes)", alt):
+            problems.append(f"{path}: {d['src']}: alt text is not a description of the graph: {alt[:80]!r}")
+        if not d["opens"]:
+            problems.append(f"{path}: {d['src']}: does not open full size")
+    assert count >= 40, f"only {count} graph drawings found"
+    assert not problems, "\n".join(problems)
+
+
+def test_drawings_read_at_the_column_width_and_say_what_to_look_at(browsed):
+    sizes = sorted(d["px"] for _, d in _graph_drawings(browsed) if d["px"])
+    small = [s for s in sizes if s < 8]
+    print(f"graph drawings: {len(sizes)}; smallest text (px) min {sizes[0]:.1f}, median "
+          f"{sizes[len(sizes) // 2]:.1f}, under 8 px: {len(small)}")
+    problems = []
+    for path, d in _graph_drawings(browsed):
+        if path not in READABLE_PAGES:
+            continue
+        if not d["caption"]:
+            problems.append(f"{path}: {d['src']}: no caption saying what to look at")
+        if d["toggled"]:
+            continue    # a whole graph behind a toggle, beside its focused drawing: opened full size
+        if d["px"] is None or d["px"] < MIN_TEXT_PX:
+            problems.append(f"{path}: {d['src']}: smallest text {d['px']} px (at least {MIN_TEXT_PX})")
+    assert set(READABLE_PAGES) <= set(browsed["reader"]), "pages not measured"
+    assert not problems, "\n".join(problems)
+
+
+def test_the_backward_replay_keeps_its_frames_the_same_size_with_step_buttons(browsed):
+    problems = []
+    for path in sorted(REPLAY_PAGES):
+        replays = [d for d in browsed["reader"][path]["drawings"] if d.get("replay")]
+        if not replays:
+            problems.append(f"{path}: no backward replay")
+        for r in replays:
+            if len({tuple(s) for s in r["sizes"]}) != 1:
+                problems.append(f"{path}: frames of different sizes {sorted({tuple(s) for s in r['sizes']})}")
+            if r["buttons"] != 2:
+                problems.append(f"{path}: {r['buttons']} step buttons beside the slider (2 wanted)")
+    assert not problems, "\n".join(problems)
+

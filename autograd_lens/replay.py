@@ -1,0 +1,166 @@
+"""The frames of a backward pass: which node ran, and which saved tensors it freed.
+
+:func:`backward_frames` runs backward with a hook on every node and records each step;
+:class:`BackwardFrames` draws the graph as it was after each step (with the colours of
+:func:`~autograd_lens.draw`), and replays them on a page with a slider and step buttons.
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+import graphviz
+import torch
+from torch.autograd.graph import Node
+
+from ._inputs import graph_roots
+from .draw import _render
+from .graph import SavedSlot, node_name, node_slots, walk
+
+
+@dataclass(frozen=True)
+class Frame:
+    """One step of a backward pass: the node that ran and the slots it freed.
+
+    Attributes:
+        step: 1 for the first node backward executed, 2 for the next, and so on.
+        node_name: the class name of the node that ran.
+        node_index: its position in :func:`~autograd_lens.walk` order (``n<index>`` in the picture).
+        freed: names of this node's saved tensors found freed right after it ran.
+        slots: this node's saved-tensor slots as observed right after it ran.
+    """
+
+    step: int
+    node_name: str
+    node_index: int
+    freed: tuple[str, ...]
+    slots: tuple[SavedSlot, ...] = field(repr=False)
+
+
+class BackwardFrames:
+    """The frames of one backward pass, returned by :func:`backward_frames`.
+
+    Index it like a list of :class:`Frame`; ``draw(k)`` draws the graph as it was right after
+    frame ``k``; ``to_html()`` (also how a notebook displays it) gives a page fragment with
+    every frame pre-rendered and a slider, so it works on a static site without a kernel.
+    """
+
+    def __init__(self, roots: list[torch.Tensor], params: Mapping[str, torch.Tensor] | None,
+                 before: list[list[SavedSlot]], frames: list[Frame]):
+        self._roots, self._params, self._before, self.frames = roots, params, before, frames
+
+    def __len__(self) -> int:
+        return len(self.frames)
+
+    def __getitem__(self, k: int) -> Frame:
+        return self.frames[k]
+
+    def __repr__(self) -> str:
+        return f"<BackwardFrames: {len(self.frames)} nodes ran>"
+
+    def draw(self, k: int, *, max_nodes: int = 60, legend: bool = True,
+             same_size: bool = False) -> graphviz.Digraph:
+        """The graph right after frame ``k`` (0-based; -1 for the last).
+
+        ``same_size=True`` draws every saved tensor in a box of one fixed size and leaves the
+        step out of the picture (:meth:`~autograd_lens.BackwardFrames.caption` says it), so that every frame of the pass has
+        the same layout: the same node in the same place, and pictures of the same size.
+        """
+        frame = self.frames[k]
+        done = {f.node_index: f.slots for f in self.frames[: frame.step]}
+
+        def slots_of(i: int, node: Node) -> list[SavedSlot]:
+            return list(done[i]) if i in done else self._before[i]
+
+        return _render(self._roots, self._params, show_saved=True, max_nodes=max_nodes,
+                       legend=legend, title=None if same_size else self.caption(k),
+                       slots_of=slots_of, current=frame.node_index, same_size=same_size)
+
+    def caption(self, k: int) -> str:
+        """What frame ``k`` shows: the step, the node that ran, what it freed."""
+        frame = self.frames[k]
+        freed = ", ".join(frame.freed) or "nothing saved"
+        return f"step {frame.step} of {len(self.frames)}: {frame.node_name} ran; freed: {freed}"
+
+    def to_html(self, *, max_nodes: int = 60) -> str:
+        """Every frame as inline SVG, with a slider and step buttons (no kernel needed).
+
+        The frames share one layout (see ``same_size`` in :meth:`~autograd_lens.BackwardFrames.draw`), so stepping through
+        them moves nothing but the colours.
+        """
+        panes = []
+        for k in range(len(self.frames)):
+            svg = self.draw(k, max_nodes=max_nodes, same_size=True).pipe(format="svg").decode()
+            svg = svg[svg.index("<svg"):]
+            hidden = "" if k == 0 else ' style="display:none"'
+            panes.append(f'<div class="al-frame" data-step="{k}"{hidden}>'
+                         f'<p class="al-step">{html.escape(self.caption(k))}</p>{svg}</div>')
+        count = len(self.frames)
+        caption = html.escape(f"{count} nodes ran; step through them to replay the freeing")
+        step = ("var s=this.parentNode.querySelector('input');s.value=+s.value+({});"
+                "s.dispatchEvent(new Event('input'))")
+        return (
+            '<div class="al-frames">'
+            f'<p>{caption}</p><div class="al-controls">'
+            f'<button type="button" aria-label="previous step" onclick="{step.format(-1)}">&#9664;</button>'
+            f'<input type="range" min="0" max="{count - 1}" value="0" aria-label="backward step" '
+            'oninput="var f=this.closest(\'.al-frames\').querySelectorAll(\'.al-frame\');'
+            'for(var i=0;i<f.length;i++){f[i].style.display=(i==this.value)?\'\':\'none\';}">'
+            f'<button type="button" aria-label="next step" onclick="{step.format(1)}">&#9654;</button>'
+            '</div>' + "".join(panes) + "</div>"
+        )
+
+    def _repr_html_(self) -> str:
+        return self.to_html()
+
+
+def backward_frames(root: Any, gradient: Any = None, *, retain_graph: bool | None = None,
+                    params: Mapping[str, torch.Tensor] | None = None) -> BackwardFrames:
+    """Run backward from ``root`` and record, node by node, which saved tensors it frees.
+
+    A post-hook on each node runs after the node computes its gradients and before autograd
+    releases its saved tensors; the hook of the next node (and a final look after backward)
+    observes the release. The hooks are removed afterwards.
+
+    Args:
+        root: the tensor to run backward from (or a list of tensors).
+        gradient: as in ``torch.autograd.backward`` (needed when root is not a scalar).
+        retain_graph: as in ``backward``; with True nothing is freed and every frame says so.
+        params: names for leaf tensors in the pictures.
+
+    >>> import torch
+    >>> x = torch.ones(3, requires_grad=True)
+    >>> frames = backward_frames((x * x).sin().sum())
+    >>> [(f.node_name, f.freed) for f in frames]
+    [('SumBackward0', ()), ('SinBackward0', ('self',)), ('MulBackward0', ('other', 'self')), ('AccumulateGrad', ())]
+    """
+    roots = graph_roots(root)
+    nodes = walk(roots)
+    index = {node: i for i, node in enumerate(nodes)}
+    before = [node_slots(node) for node in nodes]
+    ran: list[int] = []
+    observed: dict[int, list[SavedSlot]] = {}
+
+    def hook(node):
+        def after_node(grad_inputs, grad_outputs):
+            if ran:
+                observed[ran[-1]] = node_slots(nodes[ran[-1]])
+            ran.append(index[node])
+        return after_node
+
+    handles = [node.register_hook(hook(node)) for node in nodes]
+    try:
+        torch.autograd.backward(roots, gradient, retain_graph=retain_graph)
+    finally:
+        for handle in handles:
+            handle.remove()
+    if ran:
+        observed[ran[-1]] = node_slots(nodes[ran[-1]])
+    frames = []
+    for step, i in enumerate(ran, start=1):
+        slots = tuple(observed[i])
+        frames.append(Frame(step, node_name(nodes[i]), i,
+                            tuple(s.name for s in slots if s.state == "freed"), slots))
+    return BackwardFrames(roots, params, before, frames)
