@@ -7,18 +7,18 @@ it, and the fix as an edit of the program's own lines (with ``--verify``, run on
 from __future__ import annotations
 
 import argparse
-import contextlib
 import importlib.util
-import json
 import os
+import signal
 import sys
 import types
 from typing import Any, NoReturn
 
-from .edits import unified_diff
-from .rules import Fix
-from .verify import CallCounter, Rerun, describe, run_as_main, verify
-from .watch import Watch
+from .arrival import OnTorch
+from .lifetime import Stopped, end_by_signal_at_exit, end_now, stopped_by_signals, watch_for_exit
+from .telling import CHILD_NOTE, Teller, from_a_child
+from .verify import (CallCounter, Rerun, announce, bound, describe, run_as_main, verdict,
+                     verify)
 
 _PROG = "python -m autograd_lens"
 _USAGE = f"{_PROG} [--report FILE] [--verify] (script.py | -m module) [args ...]"
@@ -81,6 +81,8 @@ def _split(argv: list[str]) -> tuple[list[str], list[str]]:
     index = 0
     while index < len(argv):
         word = argv[index]
+        if word == "--":  # the end of the command's options, as for python itself
+            return argv[:index], argv[index + 1:]
         if word in ("--report", "-m"):
             if word == "-m":
                 return argv[:index + 2], argv[index + 2:]
@@ -106,14 +108,39 @@ def _check_script(path: str) -> None:
         _bad_use(f"{path!r} is not a Python script")
 
 
-def _check_report(path: str | None) -> None:
+def _module_exists(module: str) -> bool:
+    """Whether ``module`` can be found. Finding it imports its package: an error there that is
+    not the module (or a package of it) missing is the program's own, left for its run to
+    raise, as ``python -m`` does."""
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ImportError as error:
+        if error.name is None or error.name == module or module.startswith(error.name + "."):
+            return False
+        return True
+    except ValueError:
+        return False
+
+
+def _check_report(path: str | None) -> str | None:
+    """The report's absolute path (relative to where the command started), once it is known
+    that a file can be written there: tried now, before the program runs."""
     if path is None:
-        return
+        return None
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
         _bad_use(f"cannot write the report {path!r}: the folder {folder!r} does not exist")
     if os.path.isdir(path):
         _bad_use(f"cannot write the report {path!r}: it is a folder")
+    existed = os.path.exists(path)
+    try:
+        with open(path, "a", encoding="utf-8"):
+            pass
+    except OSError as why:
+        _bad_use(f"cannot write the report {path!r}: {why.strerror or why}")
+    if not existed:
+        os.remove(path)
+    return os.path.abspath(path)
 
 
 def _ours(filename: str) -> bool:
@@ -155,48 +182,6 @@ def _failed_at(tb: Any) -> tuple[str, int] | None:
     return found
 
 
-def _shown(file: str) -> str:
-    """A file's name as the diff shows it: relative to the working folder when inside it."""
-    relative = os.path.relpath(file) if os.path.isabs(file) else file
-    return file if relative.startswith("..") else relative
-
-
-def _edit_text(fixes: list[Fix], pattern: Any) -> str:
-    """The suggested edit as a unified diff, then the other choices, each with what it computes;
-    without one, why there is none."""
-    if not fixes:
-        if pattern is None:
-            return ""
-        why = "no pattern shows in the evidence" if pattern.key == "unknown" else \
-            "the source does not show plainly where the fix goes; the fix above says what to change"
-        return f"autograd_lens: no edit of your lines is suggested: {why}.\n"
-    parts = []
-    for index, fix in enumerate(fixes):
-        lead = "The fix as an edit of your program" if index == 0 else "Or"
-        parts.append(f"{lead} ({fix.computes}):\n{unified_diff(list(fix.edits), _shown)}")
-    return "\n".join(parts)
-
-
-def _write_report(path: str | None, watch: Watch, error: BaseException | None,
-                  fixes: list[Fix], verified: dict | None) -> None:
-    if path is None:
-        return
-    if watch.finding is not None and watch.explains(error):
-        data = watch.finding.as_dict()
-    else:
-        data = {"error": None, "carriers": [], "frontier": [], "pattern": "", "title": "",
-                "fix": "", "page": "", "hidden": []}
-    first, others = (fixes[0], fixes[1:]) if fixes else (None, [])
-    data.update({"edits": [e.as_dict() for e in first.edits] if first else [],
-                 "computes": first.computes if first else "",
-                 "alternatives": [[e.as_dict() for e in fix.edits] for fix in others],
-                 "alternatives_computes": [fix.computes for fix in others],
-                 "verified": verified})
-    with open(path, "w", encoding="utf-8") as handle:
-        json.dump(data, handle, indent=2)
-        handle.write("\n")
-
-
 def main(argv: list[str] | None = None) -> int:
     """Run the command; returns the exit code (a script's ``sys.exit`` passes through)."""
     own, target = _split(list(sys.argv[1:] if argv is None else argv))
@@ -208,45 +193,83 @@ def main(argv: list[str] | None = None) -> int:
     else:
         # Finding the module imports its package: its __init__ must see what `python -m` gives it.
         sys.argv = ["-m", *target]
-        try:
-            found = importlib.util.find_spec(options.module)
-        except (ImportError, ValueError):
-            found = None
-        if found is None:
+        if not _module_exists(options.module):
             _bad_use(f"no module named {options.module!r}")
-    _check_report(options.report)
-    watch = Watch()
-    counter = CallCounter() if options.verify else contextlib.nullcontext()
+    report = _check_report(options.report)
+    watch_for_exit()
+    counter = CallCounter() if options.verify else None
+    teller = Teller(report, lambda: counter.count if counter is not None else 0)
     rerun = Rerun() if options.verify else None  # importing torch while the first run goes on
-    error: BaseException | None = None
-    fixes: list[Fix] = []
-    verified = None
     try:
-        with watch, counter:
-            run_as_main(options.module, target)
-    except (SystemExit, KeyboardInterrupt):
-        raise
-    except BaseException as caught:  # noqa: BLE001 - reported as Python would, then explained
-        error = caught
-        failed = _failed_at(caught.__traceback__)
-        shown = caught.with_traceback(_user_traceback(caught.__traceback__))
-        sys.excepthook(type(shown), shown, shown.__traceback__)
-        if watch.finding is not None and watch.explains(caught):
-            finding = watch.finding
-            if finding.pattern is not None:
-                fixes = finding.pattern.fixes(finding.carriers, failed)
-            edit = _edit_text(fixes, finding.pattern)
-            sys.stderr.write("\n" + str(finding) + "\n" + (edit and "\n" + edit))
-            if options.verify:
-                edits = list(fixes[0].edits) if fixes else []
-                verified = verify(edits, options.module, target, counter.count, rerun)
-                sys.stderr.write("\n" + describe(verified, counter.count) + "\n")
-        return 1
+        code, ending = _first_run(OnTorch(lambda: _watching(teller, counter)), options.module,
+                                  target)
+        teller.say_pending()
+        if rerun is not None and teller.finding is not None and \
+                not isinstance(ending, KeyboardInterrupt):
+            ending = _verify(teller, rerun, options.module, target) or ending
     finally:
         if rerun is not None:
             rerun.close()
-        _write_report(options.report, watch, error, fixes, verified)
-    return 0
+        teller.write()
+    if isinstance(ending, Stopped) and ending.signum != signal.SIGINT:
+        end_now(ending.signum)
+    if isinstance(ending, (KeyboardInterrupt, Stopped)):
+        end_by_signal_at_exit(signal.SIGINT)  # after the program's atexit handlers, as Python
+        return 130
+    if isinstance(ending, SystemExit):
+        raise ending
+    return code
+
+
+def _watching(teller: Teller, counter: CallCounter | None) -> list:
+    """The watch (and ``--verify``'s count of calls), made once the program imports torch."""
+    from .watch import Watch
+
+    return [Watch(on_failure=teller.failed)] + ([counter] if counter is not None else [])
+
+
+def _first_run(watching: OnTorch, module: str | None,
+               target: list[str]) -> tuple[int, BaseException | None]:
+    """Run the program under the watch: (exit code, the SystemExit or KeyboardInterrupt that
+    ended it). An error is printed as Python prints it, without this command's frames."""
+    try:
+        with watching:
+            run_as_main(module, target)
+    except (SystemExit, KeyboardInterrupt) as ending:
+        if isinstance(ending, KeyboardInterrupt):
+            _print_traceback(ending)
+        return 0, ending
+    except BaseException as caught:  # noqa: BLE001 - reported as Python would, then explained
+        _print_traceback(caught)
+        if from_a_child(caught):
+            sys.stderr.write(CHILD_NOTE)
+        return 1, None
+    return 0, None
+
+
+def _print_traceback(caught: BaseException) -> None:
+    shown = caught.with_traceback(_user_traceback(caught.__traceback__))
+    sys.excepthook(type(shown), shown, shown.__traceback__)
+
+
+def _verify(teller: Teller, rerun: Rerun, module: str | None,
+            target: list[str]) -> BaseException | None:
+    """``--verify``'s run; a signal (or Ctrl-C) meanwhile stops it and is returned."""
+    edits = list(teller.fixes[0].edits) if teller.fixes else []
+    seconds = bound(teller.seconds)
+    try:
+        with stopped_by_signals():
+            sys.stderr.write(announce(teller.calls_before, seconds) if edits else "")
+            verified = verify(edits, module, target, teller.calls_before, rerun, seconds)
+    except (Stopped, KeyboardInterrupt) as stopped:
+        sys.stderr.write("\nautograd_lens: the run of the suggested edit was stopped "
+                         "(and its temporary copy removed).\n")
+        return stopped
+    sys.stderr.write("\n" + describe(verified, teller.calls_before) + "\n")
+    teller.verdict = verdict(verified, teller.calls_before)
+    verified.pop("same_error", None)
+    teller.verified = verified
+    return None
 
 
 if __name__ == "__main__":
