@@ -12,6 +12,7 @@ import os
 import signal
 import sys
 import types
+import zipfile
 from typing import Any, NoReturn
 
 from .arrival import OnTorch
@@ -99,7 +100,7 @@ def _split(argv: list[str]) -> tuple[list[str], list[str]]:
 def _check_script(path: str) -> None:
     if not os.path.exists(path):
         _bad_use(f"cannot find the script {path!r}")
-    if os.path.isdir(path) or path.endswith(_SCRIPT_SUFFIXES):
+    if os.path.isdir(path) or path.endswith(_SCRIPT_SUFFIXES) or zipfile.is_zipfile(path):
         return
     try:
         with open(path, "rb") as handle:

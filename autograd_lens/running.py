@@ -61,8 +61,8 @@ def run_as_main(module: str | None, target: list[str], files: dict[str, str] | N
     if archive:
         sys.modules["__main__"] = types.ModuleType("__main__")
         runpy._run_module_as_main("__main__", alter_argv=False)  # what Python itself calls
-    else:
-        _run_script(os.path.abspath(path), (files or {}).get(os.path.abspath(path)))
+    else:  # __file__ as Python makes it: joined to the working folder, not normalised
+        _run_script(os.path.join(os.getcwd(), path), (files or {}).get(os.path.abspath(path)))
 
 
 def _run_script(script: str, edited: str | None) -> None:
