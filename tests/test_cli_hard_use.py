@@ -101,3 +101,11 @@ def test_a_failure_in_a_child_process_gets_a_note(runs):
     assert err.count("\nautograd_lens: ") == 1 and err.endswith(
         "\nautograd_lens: this error happened in a child process, which the command does not "
         "watch; to see the diagnosis, run that part in the command's own process.\n")
+
+
+def test_diagnose_on_error_leaves_its_own_frames_out_of_the_traceback(runs):
+    """Under plain python too: the traceback goes from the program's line to torch's."""
+    err, plain_err = runs["hard_own_guard.py"][2], runs["plain hard_own_guard.py"][2]
+    assert "Carried in by" in plain_err  # diagnose_on_error's own diagnosis, in the message
+    assert f"autograd_lens{os.sep}" not in plain_err
+    assert plain_err in err  # and the command prints the very same traceback
