@@ -28,7 +28,8 @@ Run a Python script (or, with -m, a module) exactly as `python script.py` would:
 sys.argv, its folder first on sys.path, __name__ == "__main__", the same output and exit code.
 If a backward (or torch.autograd.grad) fails with "Trying to backward through the graph a
 second time" or with the in-place (version counter) error, Python's usual traceback is followed
-by a diagnosis: the variables of your program that carry the old graph into this step (most
+by a diagnosis (said at the moment of the failure instead when the program could catch the
+error, so that a program that catches it, logs it and exits still gets it): the variables of your program that carry the old graph into this step (most
 likely first, each with the file, line and function where it enters the step), the likely
 pattern, its fix, and the book's page about it; then the fix written as an edit of your own
 lines (a unified diff; where the intent is unclear, other edits follow, each saying what it
@@ -38,9 +39,11 @@ With --verify, the command then applies the edit to a temporary copy of the prog
 are not touched) and runs it again in a second Python process (started with the first run, so
 that it imports torch meanwhile), until the backward call that failed and a few more have run or
 the program ends, and says whether the error is gone. That shows the error is gone, not that
-the edit computes what you meant. The second run repeats the program's side effects (files it
+the edit computes what you meant; a re-run that ends before the call that failed (it has no
+input) says it shows nothing. The second run repeats the program's side effects (files it
 writes, loggers, network calls) up to where it is stopped: use --verify only where that is
-harmless. The exit code stays the first run's."""
+harmless. Stopping the command (Ctrl-C, SIGTERM, SIGHUP) stops it too. The exit code stays the
+first run's."""
 _EPILOG = """\
 examples:
   python -m autograd_lens train.py --epochs 3
@@ -66,8 +69,8 @@ def _parser() -> argparse.ArgumentParser:
     parser = _Parser(prog=_PROG, usage=_USAGE, description=_DESCRIPTION, epilog=_EPILOG,
                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--report", metavar="FILE",
-                        help="also write the diagnosis as JSON to FILE (written after every run; "
-                             '"error" is null when no backward failed)')
+                        help="also write the diagnosis as JSON to FILE (at the failure and after every "
+                             'run; "error" is null when no backward failed)')
     parser.add_argument("--verify", action="store_true",
                         help="after a failure, run the program again with the suggested edit "
                              "(from a temporary copy) and say whether the error is gone; this "
