@@ -29,11 +29,14 @@ sys.argv, its folder first on sys.path, __name__ == "__main__", the same output 
 If a backward (or torch.autograd.grad) fails with "Trying to backward through the graph a
 second time" or with the in-place (version counter) error, Python's usual traceback is followed
 by a diagnosis (said at the moment of the failure instead when the program could catch the
-error, so that a program that catches it, logs it and exits still gets it): the variables of your program that carry the old graph into this step (most
-likely first, each with the file, line and function where it enters the step), the likely
-pattern, its fix, and the book's page about it; then the fix written as an edit of your own
-lines (a unified diff; where the intent is unclear, other edits follow, each saying what it
-computes). Healthy runs print nothing extra.
+error, so that a program that catches it, logs it and exits still gets it): the variables of
+your program that carry the old graph into this step (most likely first, each with the file,
+line and function where it enters the step), the likely pattern, its fix, and the book's page
+about it; then the fix written as an edit of your own lines (a unified diff; where the intent
+is unclear, other edits follow, each saying what it computes). Healthy runs print nothing
+extra. As under python, the folder of the script's real file (a symbolic link resolved) comes
+first on sys.path, except under -P; zip applications and folders with a __main__.py run too;
+"--" may end the command's options.
 
 With --verify, the command then applies the edit to a temporary copy of the program (your files
 are not touched) and runs it again in a second Python process (started with the first run, so
@@ -69,8 +72,8 @@ def _parser() -> argparse.ArgumentParser:
     parser = _Parser(prog=_PROG, usage=_USAGE, description=_DESCRIPTION, epilog=_EPILOG,
                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--report", metavar="FILE",
-                        help="also write the diagnosis as JSON to FILE (at the failure and after every "
-                             'run; "error" is null when no backward failed)')
+                        help="also write the diagnosis as JSON to FILE (at the failure and "
+                             'after every run; "error" is null when no backward failed)')
     parser.add_argument("--verify", action="store_true",
                         help="after a failure, run the program again with the suggested edit "
                              "(from a temporary copy) and say whether the error is gone; this "

@@ -32,6 +32,7 @@ from .lifetime import die_with_parent, stop_group
 from .running import run_as_main
 
 MORE_CALLS = 3
+READY = "ready\n"  # what the re-run's process says on stderr once it waits for its run
 """How many backward calls past the one that failed the verifying run lets through."""
 
 
@@ -90,8 +91,12 @@ class Rerun:
             process_group=0)  # its own group: stopped as a whole (see lifetime)
 
     def run(self, spec: dict, seconds: float | None = None) -> str:
-        """Hand the process its run and wait for it to end (at most ``seconds``: else
-        ``subprocess.TimeoutExpired``); returns what it wrote to stderr."""
+        """Hand the process its run once it is ready (torch imported) and wait for it to end (at
+        most ``seconds`` from then: else ``subprocess.TimeoutExpired``); returns what it wrote
+        to stderr."""
+        ready = self.process.stderr.readline()
+        if ready != READY:
+            return ready + self.process.communicate()[1]
         return self.process.communicate(json.dumps(spec) + "\n", timeout=seconds)[1]
 
     def close(self) -> None:
@@ -110,9 +115,9 @@ class Rerun:
 
 
 def bound(seconds_to_failure: float) -> float:
-    """How long the re-run may take, in seconds: twice the first run's time to the failure,
-    and half a minute more (the re-run's start, a busier machine)."""
-    return 2 * seconds_to_failure + 30
+    """How long the re-run may take, in seconds, from the moment its process is ready: three
+    times the first run's time to the failure, and a minute more (a busier machine)."""
+    return 3 * seconds_to_failure + 60
 
 
 def verify(edits: list[Edit], module: str | None, target: list[str], calls_before: int,
@@ -216,14 +221,20 @@ def _child(spec: dict) -> bool:
     except BaseException as caught:  # noqa: BLE001 - what the edited program raised is the answer
         error = f"{type(caught).__name__}: {str(caught).splitlines()[0] if str(caught) else ''}"
         same = error_kind(caught) is not None
+    result = {"ran": True, "backward_calls": counter.count, "error": error}
+    if error is not None:
+        result["same_error"] = same
     with open(spec["result"], "w", encoding="utf-8") as handle:
-        json.dump({"ran": True, "backward_calls": counter.count, "error": error,
-                   "same_error": same}, handle)
+        json.dump(result, handle)
     return stopped
 
 
 if __name__ == "__main__":
     die_with_parent()
+    from .watch import Watch  # noqa: F401 - torch imported while the first run goes on
+
+    sys.stderr.write(READY)
+    sys.stderr.flush()
     spec = sys.stdin.readline()  # empty: the first run needed no re-run
     if spec:
         sys.stdin = open(os.devnull)  # the re-run reads no input

@@ -6,8 +6,9 @@
 Each round times the same tiny backward (a two-node graph: the watch's cost shows most there)
 ``--calls`` times without the watch, then as many times under it (``Watch`` entered, as the
 command enters it), alternating, so both see the same machine; it prints the median processor
-time per call of each and their difference. ``--before DIR``: also an older copy of the package (the
-``autograd_lens`` folder of an older commit, unpacked in DIR), timed in the same rounds. A benchmark, not a test: the number depends on the machine.
+time per call of each and their difference. ``--before DIR``: also an older copy of the
+package (the ``autograd_lens`` folder of an older commit, unpacked in DIR), timed in the same
+rounds. A benchmark, not a test: the number depends on the machine.
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ PROBE = "hard_faithful_probe.py"
 
 def run(args: list[str], cwd: Path, env: dict | None = None,
         flags: tuple[str, ...] = (), command: tuple[str, ...] | None = ()) -> tuple:
-    """`python FLAGS -m autograd_lens COMMAND ARGS` (``command`` None: plain `python FLAGS ARGS`)."""
+    """`python FLAGS -m autograd_lens COMMAND ARGS` (``command`` None: `python FLAGS ARGS`)."""
     prefix = [sys.executable, *flags] + ([] if command is None else ["-m", "autograd_lens",
                                                                       *command])
     done = subprocess.run(prefix + args, cwd=cwd, env=env, capture_output=True, text=True,
