@@ -45,8 +45,8 @@ def leave_unseen(frame: Any) -> None:
     """Call from this package's wrapper (``frame``: its own) while an exception is being raised
     through it: once the exception reaches the first frame outside this package, that frame's
     traceback entry is linked past this package's entries. Done with a trace function set for
-    that moment only (and given back to the one set before); under a debugger or a coverage
-    tool (a trace function already set), nothing is done."""
+    that moment only; under a debugger or a coverage tool (a trace function already set),
+    nothing is done."""
     caller = _first_not_ours(frame)
     if caller is None or sys.gettrace() is not None:
         return
@@ -61,8 +61,16 @@ def leave_unseen(frame: Any) -> None:
             entry.tb_next = _skip_ours(entry.tb_next)
         return None
 
+    calls = [0]
+
     def on_call(seen: Any, event: str, arg: Any) -> None:
-        return None  # no frame started meanwhile is traced
+        # No frame started meanwhile is traced. Should the exception never reach the caller
+        # (swallowed by C code between), tracing stops after a few calls.
+        calls[0] += 1
+        if calls[0] > 100:
+            caller.f_trace = None
+            sys.settrace(None)
+        return None
 
     caller.f_trace = on_exception
     caller.f_trace_lines = False
