@@ -38,17 +38,24 @@ def user_frames() -> list[Any]:
     return frames
 
 
-class _PerThread(threading.local):
-    """What the watch keeps for each thread: sequence numbers, and so the calls recorded, are
-    a thread's own, and so is the count of backward calls running."""
+class _State:
+    """What the watch keeps for one thread: sequence numbers, and so the calls recorded, are a
+    thread's own, and so is the count of backward calls running."""
 
-    depth = 0  # backward calls running in this thread: more than one, a backward in a backward
-    inner: Any = None  # a nested backward failed: its finding (False: none)
+    __slots__ = ("depth", "inner", "history")
 
-    def __init__(self, main: History) -> None:
-        # The main thread's history is the one diagnose() reads (see history.ACTIVE).
-        self.history = main if threading.current_thread() is threading.main_thread() \
-            else History()
+    def __init__(self, history: History) -> None:
+        self.depth = 0  # backward calls running: more than one, a backward in a backward
+        self.inner: Any = None  # a nested backward failed: its finding (False: none)
+        self.history = history
+
+
+class _OtherThreads(threading.local):
+    """The state of each thread but the main one (whose state is a plain attribute: reading a
+    thread-local costs a microsecond or so on each call)."""
+
+    def __init__(self) -> None:
+        self.state = _State(History())
 
 
 class Watch:
@@ -65,7 +72,13 @@ class Watch:
         self.error: tuple[int, str] | None = None  # (id, message) of the explained error
         self.on_failure = on_failure
         self._saved: list[tuple[Any, str, Any]] = []
-        self._thread = _PerThread(self.history)
+        # The main thread's history is the one diagnose() reads (see history.ACTIVE).
+        self._main, self._others = _State(self.history), _OtherThreads()
+        self._main_id = threading.main_thread().ident
+
+    def _state(self) -> _State:
+        """This thread's state."""
+        return self._main if threading.get_ident() == self._main_id else self._others.state
 
     def failed(self, error: RuntimeError, roots: Any) -> None:
         """Explain ``error`` (raised by a backward from ``roots``); never raises.
@@ -77,7 +90,7 @@ class Watch:
         """
         if self._explained(error) or error_kind(error) is None:
             return  # (the same error, passing through an outer wrapper)
-        thread = self._thread
+        thread = self._state()
         nested = thread.depth > 1
         frames = user_frames()
         try:
@@ -106,14 +119,16 @@ class Watch:
             del frames
 
     def _wrap(self, original: Callable) -> Callable:
-        watch, thread = self, self._thread
+        watch, main, others, main_id = self, self._main, self._others, self._main_id
+        get_ident = threading.get_ident
 
         @functools.wraps(original)
         def wrapper(outputs, *args, **kwargs):
             # torch's own call: (outputs, gradients, retain_graph, create_graph, inputs, ...,
             # accumulate_grad=True for backward, False for autograd.grad)
-            depth = thread.depth
-            thread.depth = depth + 1
+            state = main if get_ident() == main_id else others.state
+            depth = state.depth
+            state.depth = depth + 1
             try:
                 result = original(outputs, *args, **kwargs)
             except RuntimeError as error:
@@ -121,15 +136,17 @@ class Watch:
                 leave_unseen(sys._getframe())
                 raise
             finally:
-                thread.depth = depth
+                state.depth = depth
             if depth:  # run by another backward (a custom Function's, a checkpoint's)
                 return result
-            thread.inner = None
+            state.inner = None
             grad = kwargs.get("accumulate_grad", True) is False
-            thread.history.add(make_call(outputs[0] if len(outputs) == 1 else outputs,
-                                  args[1] or args[2] if len(args) > 2 else False,
-                                  "grad" if grad else "backward",
-                                  args[3] if grad and len(args) > 3 else None))
+            call = make_call(outputs[0] if len(outputs) == 1 else outputs,
+                             args[1] or args[2] if len(args) > 2 else False,
+                             "grad" if grad else "backward",
+                             args[3] if grad and len(args) > 3 else None)
+            if call is not None:
+                state.history.calls.append(call)
             return result
         return wrapper
 
