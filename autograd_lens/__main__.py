@@ -33,10 +33,10 @@ error, so that a program that catches it, logs it and exits still gets it): the 
 your program that carry the old graph into this step (most likely first, each with the file,
 line and function where it enters the step), the likely pattern, its fix, and the book's page
 about it; then the fix written as an edit of your own lines (a unified diff; where the intent
-is unclear, other edits follow, each saying what it computes). Healthy runs print nothing
-extra. As under python, the folder of the script's real file (a symbolic link resolved) comes
-first on sys.path, except under -P; zip applications and folders with a __main__.py run too;
-"--" may end the command's options.
+is unclear, other edits follow, each saying what it computes).
+Healthy runs print nothing extra. As under python, the folder of the script's real file (a
+symbolic link resolved) comes first on sys.path, except under -P; zip applications and folders
+with a __main__.py run too; "--" may end the command's options.
 
 With --verify, the command then applies the edit to a temporary copy of the program (your files
 are not touched) and runs it again in a second Python process (started with the first run, so
