@@ -8,30 +8,45 @@
 ['freed', 'freed']
 """
 
-from .diagnose import (
-    PATTERNS,
-    FrontierNode,
-    Pattern,
-    Report,
-    SourceLine,
-    Suspect,
-    diagnose,
-)
-from .describe import describe
-from .draw import draw
-from .replay import BackwardFrames, Frame, backward_frames
-from .errors import (
-    FREED_GRAPH_PATTERN,
-    INPLACE_PATTERN,
-    NoFreedGraphError,
-    error_kind,
-    expect_freed_graph_error,
-    is_freed_graph_error,
-    is_inplace_error,
-)
-from .graph import SavedSlot, node_name, node_slots, saved_tensors, walk
-from .memory import saved_memory
-from .on_error import diagnose_on_error, load_ipython_extension, unload_ipython_extension
+import importlib
+import sys
+from typing import Any
+
+_API = {
+    "diagnose": ["PATTERNS", "FrontierNode", "Pattern", "Report", "SourceLine", "Suspect",
+                 "diagnose"],
+    "describe": ["describe"],
+    "draw": ["draw"],
+    "replay": ["BackwardFrames", "Frame", "backward_frames"],
+    "errors": ["FREED_GRAPH_PATTERN", "INPLACE_PATTERN", "NoFreedGraphError", "error_kind",
+               "expect_freed_graph_error", "is_freed_graph_error", "is_inplace_error"],
+    "graph": ["SavedSlot", "node_name", "node_slots", "saved_tensors", "walk"],
+    "memory": ["saved_memory"],
+    "on_error": ["diagnose_on_error", "load_ipython_extension", "unload_ipython_extension"],
+}
+"""Where each public name lives (``autograd_lens.NAME``)."""
+
+
+def _load_api() -> None:
+    """Import the public names (and with them torch)."""
+    for module, names in _API.items():
+        loaded = importlib.import_module(f".{module}", __name__)
+        globals().update({name: getattr(loaded, name) for name in names})
+
+
+def __getattr__(name: str) -> Any:
+    if any(name in names for names in _API.values()):
+        _load_api()
+        return globals()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _command() -> bool:
+    """Whether this import is `python -m autograd_lens` starting: the command imports torch only
+    when the program it runs does (which may set torch's environment first)."""
+    argv = getattr(sys, "orig_argv", [])
+    return any(a == "-m" and b == "autograd_lens" for a, b in zip(argv, argv[1:]))
+
 
 __version__ = "0.1.0"
 
@@ -64,5 +79,8 @@ __all__ = [
     "walk",
 ]
 
-# `%load_ext autograd_lens` in IPython: freed-graph errors carry a diagnosis.
-# (load_ipython_extension / unload_ipython_extension are imported above.)
+if not _command():
+    _load_api()
+
+# `%load_ext autograd_lens` in IPython: freed-graph errors carry a diagnosis
+# (load_ipython_extension and unload_ipython_extension are among the names above).

@@ -7,18 +7,19 @@ it, and the fix as an edit of the program's own lines (with ``--verify``, run on
 from __future__ import annotations
 
 import argparse
-import contextlib
 import importlib.util
-import json
 import os
+import signal
 import sys
 import types
+import zipfile
 from typing import Any, NoReturn
 
-from .edits import unified_diff
-from .rules import Fix
-from .verify import CallCounter, Rerun, describe, run_as_main, verify
-from .watch import Watch
+from .arrival import OnTorch
+from .lifetime import Stopped, end_by_signal_at_exit, end_now, stopped_by_signals, watch_for_exit
+from .telling import CHILD_NOTE, Teller, from_a_child
+from .verify import (CallCounter, Rerun, announce, bound, describe, run_as_main, verdict,
+                     verify)
 
 _PROG = "python -m autograd_lens"
 _USAGE = f"{_PROG} [--report FILE] [--verify] (script.py | -m module) [args ...]"
@@ -27,19 +28,25 @@ Run a Python script (or, with -m, a module) exactly as `python script.py` would:
 sys.argv, its folder first on sys.path, __name__ == "__main__", the same output and exit code.
 If a backward (or torch.autograd.grad) fails with "Trying to backward through the graph a
 second time" or with the in-place (version counter) error, Python's usual traceback is followed
-by a diagnosis: the variables of your program that carry the old graph into this step (most
-likely first, each with the file, line and function where it enters the step), the likely
-pattern, its fix, and the book's page about it; then the fix written as an edit of your own
-lines (a unified diff; where the intent is unclear, other edits follow, each saying what it
-computes). Healthy runs print nothing extra.
+by a diagnosis (said at the moment of the failure instead when the program could catch the
+error, so that a program that catches it, logs it and exits still gets it): the variables of
+your program that carry the old graph into this step (most likely first, each with the file,
+line and function where it enters the step), the likely pattern, its fix, and the book's page
+about it; then the fix written as an edit of your own lines (a unified diff; where the intent
+is unclear, other edits follow, each saying what it computes).
+Healthy runs print nothing extra. As under python, the folder of the script's real file (a
+symbolic link resolved) comes first on sys.path, except under -P; zip applications and folders
+with a __main__.py run too; "--" may end the command's options.
 
 With --verify, the command then applies the edit to a temporary copy of the program (your files
 are not touched) and runs it again in a second Python process (started with the first run, so
 that it imports torch meanwhile), until the backward call that failed and a few more have run or
 the program ends, and says whether the error is gone. That shows the error is gone, not that
-the edit computes what you meant. The second run repeats the program's side effects (files it
+the edit computes what you meant; a re-run that ends before the call that failed (it has no
+input) says it shows nothing. The second run repeats the program's side effects (files it
 writes, loggers, network calls) up to where it is stopped: use --verify only where that is
-harmless. The exit code stays the first run's."""
+harmless. Stopping the command (Ctrl-C, SIGTERM, SIGHUP) stops it too. The exit code stays the
+first run's."""
 _EPILOG = """\
 examples:
   python -m autograd_lens train.py --epochs 3
@@ -65,8 +72,8 @@ def _parser() -> argparse.ArgumentParser:
     parser = _Parser(prog=_PROG, usage=_USAGE, description=_DESCRIPTION, epilog=_EPILOG,
                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--report", metavar="FILE",
-                        help="also write the diagnosis as JSON to FILE (written after every run; "
-                             '"error" is null when no backward failed)')
+                        help="also write the diagnosis as JSON to FILE (at the failure and "
+                             'after every run; "error" is null when no backward failed)')
     parser.add_argument("--verify", action="store_true",
                         help="after a failure, run the program again with the suggested edit "
                              "(from a temporary copy) and say whether the error is gone; this "
@@ -81,6 +88,8 @@ def _split(argv: list[str]) -> tuple[list[str], list[str]]:
     index = 0
     while index < len(argv):
         word = argv[index]
+        if word == "--":  # the end of the command's options, as for python itself
+            return argv[:index], argv[index + 1:]
         if word in ("--report", "-m"):
             if word == "-m":
                 return argv[:index + 2], argv[index + 2:]
@@ -97,7 +106,7 @@ def _split(argv: list[str]) -> tuple[list[str], list[str]]:
 def _check_script(path: str) -> None:
     if not os.path.exists(path):
         _bad_use(f"cannot find the script {path!r}")
-    if os.path.isdir(path) or path.endswith(_SCRIPT_SUFFIXES):
+    if os.path.isdir(path) or path.endswith(_SCRIPT_SUFFIXES) or zipfile.is_zipfile(path):
         return
     try:
         with open(path, "rb") as handle:
@@ -106,14 +115,39 @@ def _check_script(path: str) -> None:
         _bad_use(f"{path!r} is not a Python script")
 
 
-def _check_report(path: str | None) -> None:
+def _module_exists(module: str) -> bool:
+    """Whether ``module`` can be found. Finding it imports its package: an error there that is
+    not the module (or a package of it) missing is the program's own, left for its run to
+    raise, as ``python -m`` does."""
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ImportError as error:
+        if error.name is None or error.name == module or module.startswith(error.name + "."):
+            return False
+        return True
+    except ValueError:
+        return False
+
+
+def _check_report(path: str | None) -> str | None:
+    """The report's absolute path (relative to where the command started), once it is known
+    that a file can be written there: tried now, before the program runs."""
     if path is None:
-        return
+        return None
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
         _bad_use(f"cannot write the report {path!r}: the folder {folder!r} does not exist")
     if os.path.isdir(path):
         _bad_use(f"cannot write the report {path!r}: it is a folder")
+    existed = os.path.exists(path)
+    try:
+        with open(path, "a", encoding="utf-8"):
+            pass
+    except OSError as why:
+        _bad_use(f"cannot write the report {path!r}: {why.strerror or why}")
+    if not existed:
+        os.remove(path)
+    return os.path.abspath(path)
 
 
 def _ours(filename: str) -> bool:
@@ -155,48 +189,6 @@ def _failed_at(tb: Any) -> tuple[str, int] | None:
     return found
 
 
-def _shown(file: str) -> str:
-    """A file's name as the diff shows it: relative to the working folder when inside it."""
-    relative = os.path.relpath(file) if os.path.isabs(file) else file
-    return file if relative.startswith("..") else relative
-
-
-def _edit_text(fixes: list[Fix], pattern: Any) -> str:
-    """The suggested edit as a unified diff, then the other choices, each with what it computes;
-    without one, why there is none."""
-    if not fixes:
-        if pattern is None:
-            return ""
-        why = "no pattern shows in the evidence" if pattern.key == "unknown" else \
-            "the source does not show plainly where the fix goes; the fix above says what to change"
-        return f"autograd_lens: no edit of your lines is suggested: {why}.\n"
-    parts = []
-    for index, fix in enumerate(fixes):
-        lead = "The fix as an edit of your program" if index == 0 else "Or"
-        parts.append(f"{lead} ({fix.computes}):\n{unified_diff(list(fix.edits), _shown)}")
-    return "\n".join(parts)
-
-
-def _write_report(path: str | None, watch: Watch, error: BaseException | None,
-                  fixes: list[Fix], verified: dict | None) -> None:
-    if path is None:
-        return
-    if watch.finding is not None and watch.explains(error):
-        data = watch.finding.as_dict()
-    else:
-        data = {"error": None, "carriers": [], "frontier": [], "pattern": "", "title": "",
-                "fix": "", "page": "", "hidden": []}
-    first, others = (fixes[0], fixes[1:]) if fixes else (None, [])
-    data.update({"edits": [e.as_dict() for e in first.edits] if first else [],
-                 "computes": first.computes if first else "",
-                 "alternatives": [[e.as_dict() for e in fix.edits] for fix in others],
-                 "alternatives_computes": [fix.computes for fix in others],
-                 "verified": verified})
-    with open(path, "w", encoding="utf-8") as handle:
-        json.dump(data, handle, indent=2)
-        handle.write("\n")
-
-
 def main(argv: list[str] | None = None) -> int:
     """Run the command; returns the exit code (a script's ``sys.exit`` passes through)."""
     own, target = _split(list(sys.argv[1:] if argv is None else argv))
@@ -208,45 +200,83 @@ def main(argv: list[str] | None = None) -> int:
     else:
         # Finding the module imports its package: its __init__ must see what `python -m` gives it.
         sys.argv = ["-m", *target]
-        try:
-            found = importlib.util.find_spec(options.module)
-        except (ImportError, ValueError):
-            found = None
-        if found is None:
+        if not _module_exists(options.module):
             _bad_use(f"no module named {options.module!r}")
-    _check_report(options.report)
-    watch = Watch()
-    counter = CallCounter() if options.verify else contextlib.nullcontext()
+    report = _check_report(options.report)
+    watch_for_exit()
+    counter = CallCounter() if options.verify else None
+    teller = Teller(report, lambda: counter.count if counter is not None else 0)
     rerun = Rerun() if options.verify else None  # importing torch while the first run goes on
-    error: BaseException | None = None
-    fixes: list[Fix] = []
-    verified = None
     try:
-        with watch, counter:
-            run_as_main(options.module, target)
-    except (SystemExit, KeyboardInterrupt):
-        raise
-    except BaseException as caught:  # noqa: BLE001 - reported as Python would, then explained
-        error = caught
-        failed = _failed_at(caught.__traceback__)
-        shown = caught.with_traceback(_user_traceback(caught.__traceback__))
-        sys.excepthook(type(shown), shown, shown.__traceback__)
-        if watch.finding is not None and watch.explains(caught):
-            finding = watch.finding
-            if finding.pattern is not None:
-                fixes = finding.pattern.fixes(finding.carriers, failed)
-            edit = _edit_text(fixes, finding.pattern)
-            sys.stderr.write("\n" + str(finding) + "\n" + (edit and "\n" + edit))
-            if options.verify:
-                edits = list(fixes[0].edits) if fixes else []
-                verified = verify(edits, options.module, target, counter.count, rerun)
-                sys.stderr.write("\n" + describe(verified, counter.count) + "\n")
-        return 1
+        code, ending = _first_run(OnTorch(lambda: _watching(teller, counter)), options.module,
+                                  target)
+        teller.say_pending()
+        if rerun is not None and teller.finding is not None and \
+                not isinstance(ending, KeyboardInterrupt):
+            ending = _verify(teller, rerun, options.module, target) or ending
     finally:
         if rerun is not None:
             rerun.close()
-        _write_report(options.report, watch, error, fixes, verified)
-    return 0
+        teller.write()
+    if isinstance(ending, Stopped) and ending.signum != signal.SIGINT:
+        end_now(ending.signum)
+    if isinstance(ending, (KeyboardInterrupt, Stopped)):
+        end_by_signal_at_exit(signal.SIGINT)  # after the program's atexit handlers, as Python
+        return 130
+    if isinstance(ending, SystemExit):
+        raise ending
+    return code
+
+
+def _watching(teller: Teller, counter: CallCounter | None) -> list:
+    """The watch (and ``--verify``'s count of calls), made once the program imports torch."""
+    from .watch import Watch
+
+    return [Watch(on_failure=teller.failed)] + ([counter] if counter is not None else [])
+
+
+def _first_run(watching: OnTorch, module: str | None,
+               target: list[str]) -> tuple[int, BaseException | None]:
+    """Run the program under the watch: (exit code, the SystemExit or KeyboardInterrupt that
+    ended it). An error is printed as Python prints it, without this command's frames."""
+    try:
+        with watching:
+            run_as_main(module, target)
+    except (SystemExit, KeyboardInterrupt) as ending:
+        if isinstance(ending, KeyboardInterrupt):
+            _print_traceback(ending)
+        return 0, ending
+    except BaseException as caught:  # noqa: BLE001 - reported as Python would, then explained
+        _print_traceback(caught)
+        if from_a_child(caught):
+            sys.stderr.write(CHILD_NOTE)
+        return 1, None
+    return 0, None
+
+
+def _print_traceback(caught: BaseException) -> None:
+    shown = caught.with_traceback(_user_traceback(caught.__traceback__))
+    sys.excepthook(type(shown), shown, shown.__traceback__)
+
+
+def _verify(teller: Teller, rerun: Rerun, module: str | None,
+            target: list[str]) -> BaseException | None:
+    """``--verify``'s run; a signal (or Ctrl-C) meanwhile stops it and is returned."""
+    edits = list(teller.fixes[0].edits) if teller.fixes else []
+    seconds = bound(teller.seconds)
+    try:
+        with stopped_by_signals():
+            sys.stderr.write(announce(teller.calls_before, seconds) if edits else "")
+            verified = verify(edits, module, target, teller.calls_before, rerun, seconds)
+    except (Stopped, KeyboardInterrupt) as stopped:
+        sys.stderr.write("\nautograd_lens: the run of the suggested edit was stopped "
+                         "(and its temporary copy removed).\n")
+        return stopped
+    sys.stderr.write("\n" + describe(verified, teller.calls_before) + "\n")
+    teller.verdict = verdict(verified, teller.calls_before)
+    verified.pop("same_error", None)
+    teller.verified = verified
+    return None
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import sys
 import threading
 from typing import Any, Callable
 
@@ -19,6 +20,7 @@ from .errors import error_kind
 from .graph import breadth_first
 from .history import History, make_call, start_recording, stop_recording
 from .situation import explain
+from .unseen import leave_unseen
 from .watch import user_frames
 
 
@@ -66,29 +68,38 @@ class diagnose_on_error(contextlib.ContextDecorator):
 
         @functools.wraps(original)
         def wrapper(*args, **kwargs):
-            if getattr(_state, "busy", False):
-                return original(*args, **kwargs)
-            _state.busy = True
             try:
-                root, inputs, grad, retained = pick(*args, **kwargs)
-                try:
-                    report = diagnose(root, guard._suspects(), inputs=inputs, grad=grad)
-                except Exception:  # noqa: BLE001 - never let the diagnosis break the call
-                    report = None
-                try:
-                    result = original(*args, **kwargs)
-                except RuntimeError as error:
-                    if report is not None and error_kind(error) is not None:
-                        # Quotes, not backticks, in an error message (tracebacks are often
-                        # rendered by tools that treat backticks as markup).
-                        text = guard._with_carriers(str(report), error, root, report)
-                        error.args = (f"{error}\n\n{text}",) + tuple(error.args[1:])
-                    raise
-                guard.history.add(make_call(root, retained, "grad" if grad else "backward", inputs))
-                return result
-            finally:
-                _state.busy = False
+                if getattr(_state, "busy", False):
+                    return original(*args, **kwargs)
+                return guard._call(original, pick, args, kwargs)
+            except BaseException:
+                leave_unseen(sys._getframe())  # the traceback shows the user's frames only
+                raise
         return wrapper
+
+    def _call(self, original: Callable, pick: Callable[..., tuple[Any, Any, bool]],
+              args: tuple, kwargs: dict) -> Any:
+        """The call, diagnosed first; a freed-graph (or in-place) error gets the diagnosis."""
+        _state.busy = True
+        try:
+            root, inputs, grad, retained = pick(*args, **kwargs)
+            try:
+                report = diagnose(root, self._suspects(), inputs=inputs, grad=grad)
+            except Exception:  # noqa: BLE001 - never let the diagnosis break the call
+                report = None
+            try:
+                result = original(*args, **kwargs)
+            except RuntimeError as error:
+                if report is not None and error_kind(error) is not None:
+                    # Quotes, not backticks, in an error message (tracebacks are often
+                    # rendered by tools that treat backticks as markup).
+                    text = self._with_carriers(str(report), error, root, report)
+                    error.args = (f"{error}\n\n{text}",) + tuple(error.args[1:])
+                raise
+            self.history.add(make_call(root, retained, "grad" if grad else "backward", inputs))
+            return result
+        finally:
+            _state.busy = False
 
     def _with_carriers(self, text: str, error: RuntimeError, root: Any, report: Any) -> str:
         """The report's text with the carriers named, and the pattern decided from the same

@@ -18,30 +18,28 @@ network calls) up to where it is stopped: that is why ``--verify`` is opt-in.
 from __future__ import annotations
 
 import contextlib
-import importlib.abc
-import importlib.machinery
-import importlib.util
 import json
 import linecache
 import os
-import runpy
 import subprocess
 import sys
 import tempfile
-import types
 from typing import Any
 
-import torch
-
 from .edits import Edit, apply, by_file
+from .errors import error_kind
+from .lifetime import die_with_parent, stop_group
+from .running import run_as_main
 
 MORE_CALLS = 3
+READY = "ready\n"  # what the re-run's process says on stderr once it waits for its run
 """How many backward calls past the one that failed the verifying run lets through."""
 
 
 class CallCounter:
     """Counts the backward and ``autograd.grad`` calls that return (an outer wrapper around the
-    watch's); with a ``limit``, stops the program once that many have returned."""
+    watch's, on the function through which both run the engine); with a ``limit``, stops the
+    program once that many have returned."""
 
     def __init__(self, limit: int | None = None) -> None:
         self.count, self.limit = 0, limit
@@ -57,13 +55,16 @@ class CallCounter:
         return counted
 
     def __enter__(self) -> CallCounter:
-        for name in ("backward", "grad"):
-            original = getattr(torch.autograd, name)
-            self._saved.append((name, original))
-            setattr(torch.autograd, name, self._wrap(original))
+        import torch
+
+        original = torch.autograd._engine_run_backward
+        self._saved.append(("_engine_run_backward", original))
+        torch.autograd._engine_run_backward = self._wrap(original)
         return self
 
     def __exit__(self, *exc_info: Any) -> None:
+        import torch
+
         while self._saved:
             name, original = self._saved.pop()
             setattr(torch.autograd, name, original)
@@ -86,16 +87,25 @@ class Rerun:
             [package] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
         self.process = subprocess.Popen(
             [sys.executable, "-m", "autograd_lens.verify"], stdin=subprocess.PIPE,
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env,
+            process_group=0)  # its own group: stopped as a whole (see lifetime)
 
-    def run(self, spec: dict) -> str:
-        """Hand the process its run and wait for it to end; returns what it wrote to stderr."""
-        return self.process.communicate(json.dumps(spec) + "\n")[1]
+    def run(self, spec: dict, seconds: float | None = None) -> str:
+        """Hand the process its run once it is ready (torch imported) and wait for it to end (at
+        most ``seconds`` from then: else ``subprocess.TimeoutExpired``); returns what it wrote
+        to stderr."""
+        ready = self.process.stderr.readline()
+        if ready != READY:
+            return ready + self.process.communicate()[1]
+        return self.process.communicate(json.dumps(spec) + "\n", timeout=seconds)[1]
 
     def close(self) -> None:
-        if self.process.poll() is None:
-            self.process.kill()
-        self.process.communicate()
+        """Stop the process and all it started (a no-op once done)."""
+        stop_group(self.process.pid)
+        self.process.wait()
+        for pipe in (self.process.stdin, self.process.stderr):
+            with contextlib.suppress(OSError):
+                pipe.close()
 
     def __enter__(self) -> Rerun:
         return self
@@ -104,17 +114,25 @@ class Rerun:
         self.close()
 
 
+def bound(seconds_to_failure: float) -> float:
+    """How long the re-run may take, in seconds, from the moment its process is ready: three
+    times the first run's time to the failure, and a minute more (a busier machine)."""
+    return 3 * seconds_to_failure + 60
+
+
 def verify(edits: list[Edit], module: str | None, target: list[str], calls_before: int,
-           rerun: Rerun | None = None) -> dict:
+           rerun: Rerun | None = None, seconds: float | None = None) -> dict:
     """Run the program with ``edits`` applied, in a new process (``rerun``, if one was started
-    before the first run); ``calls_before``: the calls that returned before the one that failed.
-    Returns ``{"ran", "backward_calls", "error"}``."""
+    before the first run); ``calls_before``: the calls that returned before the one that failed;
+    ``seconds``: the bound, after which the run is stopped. Returns ``{"ran",
+    "backward_calls", "error"}`` and, for :func:`verdict`, ``"same_error"``: whether its error
+    is the freed-graph or in-place error again."""
     if not edits:
         return {"ran": False, "backward_calls": 0, "error": "no edit was derived to run"}
     with contextlib.ExitStack() as stack:
-        if rerun is None:
-            rerun = stack.enter_context(Rerun())
+        rerun = rerun or Rerun()
         folder = stack.enter_context(tempfile.TemporaryDirectory(prefix="autograd_lens_verify_"))
+        stack.callback(rerun.close)  # stopped first (however this ends), then the folder removed
         files = {}
         for index, (file, group) in enumerate(by_file(edits).items()):
             copy = os.path.join(folder, f"{index}_{os.path.basename(file)}")
@@ -122,8 +140,13 @@ def verify(edits: list[Edit], module: str | None, target: list[str], calls_befor
                 handle.writelines(apply(group, linecache.getlines(file)))
             files[os.path.abspath(file)] = copy
         result = os.path.join(folder, "result.json")
-        stderr = rerun.run({"files": files, "module": module, "target": target,
-                            "limit": calls_before + 1 + MORE_CALLS, "result": result})
+        try:
+            stderr = rerun.run({"files": files, "module": module, "target": target,
+                                "limit": calls_before + 1 + MORE_CALLS, "result": result},
+                               seconds)
+        except subprocess.TimeoutExpired:
+            return {"ran": False, "backward_calls": 0,
+                    "error": f"stopped after {seconds:.0f} s, the bound on the run"}
         if not os.path.exists(result):
             last = (stderr.strip().splitlines() or ["no output"])[-1]
             return {"ran": False, "backward_calls": 0, "error": f"the run did not finish: {last}"}
@@ -131,58 +154,54 @@ def verify(edits: list[Edit], module: str | None, target: list[str], calls_befor
             return json.load(handle)
 
 
+def verdict(verified: dict, calls_before: int) -> str:
+    """What the re-run shows: "gone" (it got past the call that failed without an error),
+    "still_fails" (the same kind of error again), "not_reached" (it ended, cleanly or on
+    another kind of error, before the call that failed: it shows nothing about the edit),
+    "other_error" (past the call that failed, another error), "not_run"."""
+    if not verified["ran"]:
+        return "not_run"
+    reached = verified["backward_calls"] > calls_before
+    if verified["error"] and verified.get("same_error", True):
+        return "still_fails"
+    if not reached:
+        return "not_reached"
+    return "other_error" if verified["error"] else "gone"
+
+
+def announce(calls_before: int, seconds: float) -> str:
+    """The line said before a re-run that repeats a long healthy phase (10 calls or more)."""
+    if calls_before < 10:
+        return ""
+    return (f"\nautograd_lens: running the edited program again: it repeats the {calls_before} "
+            "backward calls that ran before the one that failed, with their side effects "
+            f"(stopped after {seconds:.0f} s at most).\n")
+
+
 def describe(verified: dict, calls_before: int) -> str:
     """One paragraph for the text report."""
     head = "autograd_lens: ran the suggested edit: "
-    if not verified["ran"]:
+    said = verdict(verified, calls_before)
+    if said == "not_run":
         return head + f"it could not run ({verified['error']})."
     count = verified["backward_calls"]
     calls = "1 backward call" if count == 1 else f"{count} backward calls"
-    if verified["error"]:
+    failing = f"call {calls_before + 1}"
+    if said == "still_fails":
         return head + f"it still fails, after {calls}: {verified['error']}"
-    reached = "past the call that failed" if count > calls_before else \
-        "to the end of the program"
-    return (head + f"{calls} ran without an error, {reached}. This shows the "
+    if said == "not_reached":
+        how = f"stopped on another error ({verified['error']})" if verified["error"] else \
+            "ended"
+        return (head + f"the run {how} after {calls}, before reaching the backward call that "
+                f"failed (the first run's {failing}), so it does not show whether the error is "
+                "gone. The re-run reads no input (stdin is empty), and finds what the first run "
+                "left behind (files, folders).")
+    if said == "other_error":
+        return (head + f"it got past the call that failed, then stopped on another error, after "
+                f"{calls}: {verified['error']}")
+    return (head + f"{calls} ran without an error, past the call that failed. This shows the "
             "error is gone; it does not show that the edit computes what you meant (the words "
             "above the edit say what it computes).")
-
-
-class _EditedFinder(importlib.abc.MetaPathFinder):
-    """Loads a module whose file was edited from its edited copy."""
-
-    def __init__(self, files: dict[str, str]) -> None:
-        self.files = files
-
-    def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
-        spec = importlib.machinery.PathFinder.find_spec(name, path)
-        origin = os.path.abspath(spec.origin) if spec is not None and spec.origin else None
-        if origin not in self.files:
-            return None
-        return importlib.util.spec_from_file_location(
-            name, self.files[origin], submodule_search_locations=spec.submodule_search_locations)
-
-
-def run_as_main(module: str | None, target: list[str], files: dict[str, str] | None = None) -> None:
-    """Run the script (``target[0]``, its arguments after it) or the module as ``__main__``, as
-    Python itself would. ``files``: edited copies to run in place of the program's own files
-    (the verifying run: the script, or modules it imports)."""
-    if files:
-        sys.meta_path.insert(0, _EditedFinder(files))
-    if module is not None:
-        sys.argv = [module, *target]
-        runpy.run_module(module, run_name="__main__", alter_sys=True)
-        return
-    script = os.path.abspath(target[0])
-    sys.argv, sys.path[0] = list(target), os.path.dirname(script)
-    if script not in (files or {}):
-        runpy.run_path(script, run_name="__main__")
-        return
-    with open(files[script], encoding="utf-8") as handle:
-        code = compile(handle.read(), files[script], "exec")
-    main = types.ModuleType("__main__")
-    main.__file__ = script  # the program finds its data beside it, as before
-    sys.modules["__main__"] = main
-    exec(code, main.__dict__)
 
 
 def _child(spec: dict) -> bool:
@@ -190,7 +209,7 @@ def _child(spec: dict) -> bool:
     from .watch import Watch
 
     counter = CallCounter(spec["limit"])
-    error, stopped = None, False
+    error, stopped, same = None, False, False
     try:
         with Watch(), counter:
             run_as_main(spec["module"], spec["target"], spec["files"])
@@ -201,12 +220,21 @@ def _child(spec: dict) -> bool:
             error = f"the program exited with status {leaving.code}"
     except BaseException as caught:  # noqa: BLE001 - what the edited program raised is the answer
         error = f"{type(caught).__name__}: {str(caught).splitlines()[0] if str(caught) else ''}"
+        same = error_kind(caught) is not None
+    result = {"ran": True, "backward_calls": counter.count, "error": error}
+    if error is not None:
+        result["same_error"] = same
     with open(spec["result"], "w", encoding="utf-8") as handle:
-        json.dump({"ran": True, "backward_calls": counter.count, "error": error}, handle)
+        json.dump(result, handle)
     return stopped
 
 
 if __name__ == "__main__":
+    die_with_parent()
+    from .watch import Watch  # noqa: F401 - torch imported while the first run goes on
+
+    sys.stderr.write(READY)
+    sys.stderr.flush()
     spec = sys.stdin.readline()  # empty: the first run needed no re-run
     if spec:
         sys.stdin = open(os.devnull)  # the re-run reads no input

@@ -1,16 +1,20 @@
 """Watching a program's backward calls, so that a failing one can be explained.
 
-:class:`Watch` replaces ``torch.autograd.backward`` (which ``Tensor.backward`` calls) and
-``torch.autograd.grad`` with thin wrappers while it is active. A call that works is recorded in
-a few microseconds (see :mod:`autograd_lens.history`: weak references and a sequence number,
-nothing that keeps a tensor alive). A call that raises the freed-graph or in-place error is
-explained at that moment, while the program's frames still hold its variables; the error
-itself goes on unchanged.
+:class:`Watch` replaces the function through which ``torch.autograd.backward`` (which
+``Tensor.backward`` calls) and ``torch.autograd.grad`` run the engine with a thin wrapper while
+it is active. A call that works is recorded in a few microseconds (see
+:mod:`autograd_lens.history`: weak references and a sequence number, nothing that keeps a tensor
+alive). A call that raises the freed-graph or in-place error is explained at that moment, while
+the program's frames still hold its variables, and handed to ``on_failure``; the error itself
+goes on unchanged, and the wrapper's frame is left out of its traceback (see
+:mod:`autograd_lens.unseen`). Each thread has its own count of the backward calls running in it.
 """
 
 from __future__ import annotations
 
 import functools
+import sys
+import threading
 from typing import Any, Callable
 
 import torch
@@ -19,7 +23,7 @@ from .errors import error_kind
 from .candidates import NOT_USERS
 from .history import History, make_call, start_recording, stop_recording, user_frame
 from .situation import Finding, explain
-
+from .unseen import leave_unseen
 
 
 def user_frames() -> list[Any]:
@@ -34,24 +38,47 @@ def user_frames() -> list[Any]:
     return frames
 
 
-def _argument(args: tuple, kwargs: dict, index: int, name: str, default: Any = None) -> Any:
-    return args[index] if len(args) > index else kwargs.get(name, default)
+class _State:
+    """What the watch keeps for one thread: sequence numbers, and so the calls recorded, are a
+    thread's own, and so is the count of backward calls running."""
+
+    __slots__ = ("depth", "inner", "history")
+
+    def __init__(self, history: History) -> None:
+        self.depth = 0  # backward calls running: more than one, a backward in a backward
+        self.inner: Any = None  # a nested backward failed: its finding (False: none)
+        self.history = history
+
+
+class _OtherThreads(threading.local):
+    """The state of each thread but the main one (whose state is a plain attribute: reading a
+    thread-local costs a microsecond or so on each call)."""
+
+    def __init__(self) -> None:
+        self.state = _State(History())
 
 
 class Watch:
     """Record backward and ``autograd.grad`` calls; explain the one that fails.
 
     After the error, :attr:`finding` holds the :class:`~autograd_lens.situation.Finding` and
-    :attr:`error` the exception it explains.
+    :attr:`error` the exception it explains; ``on_failure(finding, frame)`` (if given) is called
+    at that moment, with the frame of the call that failed (the innermost of the program's).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, on_failure: Callable[[Finding, Any], None] | None = None) -> None:
         self.history = History()
         self.finding: Finding | None = None
         self.error: tuple[int, str] | None = None  # (id, message) of the explained error
+        self.on_failure = on_failure
         self._saved: list[tuple[Any, str, Any]] = []
-        self.depth = 0  # backward calls running: more than one, a backward inside a backward
-        self.inner: Any = None  # a nested backward failed: its finding (False: none)
+        # The main thread's history is the one diagnose() reads (see history.ACTIVE).
+        self._main, self._others = _State(self.history), _OtherThreads()
+        self._main_id = threading.main_thread().ident
+
+    def _state(self) -> _State:
+        """This thread's state."""
+        return self._main if threading.get_ident() == self._main_id else self._others.state
 
     def failed(self, error: RuntimeError, roots: Any) -> None:
         """Explain ``error`` (raised by a backward from ``roots``); never raises.
@@ -63,60 +90,70 @@ class Watch:
         """
         if self._explained(error) or error_kind(error) is None:
             return  # (the same error, passing through an outer wrapper)
-        nested = self.depth > 1
+        thread = self._state()
+        nested = thread.depth > 1
         frames = user_frames()
         try:
-            finding = explain(error, roots, list(self.history.calls), frames,
-                              nested=nested or self.inner is not None,
-                              regions=list(self.history.regions))
+            finding = explain(error, roots, list(thread.history.calls), frames,
+                              nested=nested or thread.inner is not None,
+                              regions=list(thread.history.regions))
         except Exception:  # noqa: BLE001 - explaining must never add an error of its own
             finding = None
-        finally:
-            del frames
         if nested:
             if finding is not None and finding.carriers:
-                self.inner = finding
-            elif self.inner is None:
-                self.inner = False  # nested, but nothing named from inside
+                thread.inner = finding
+            elif thread.inner is None:
+                thread.inner = False  # nested, but nothing named from inside
+            del frames
             return
-        if self.inner and (finding is None or not finding.carriers):
-            finding = self.inner
-        self.inner = None
+        if thread.inner and (finding is None or not finding.carriers):
+            finding = thread.inner
+        thread.inner = None
         self.finding = finding
         # Not the error itself: its traceback holds the program's frames and their tensors.
         self.error = None if finding is None else (id(error), str(error))
+        try:
+            if finding is not None and self.on_failure is not None:
+                self.on_failure(finding, frames[0] if frames else None)
+        finally:
+            del frames
 
-    def _wrap(self, original: Callable, kind: str) -> Callable:
-        history, watch = self.history, self
-        retain_at = 2 if kind == "backward" else 3
+    def _wrap(self, original: Callable) -> Callable:
+        watch, main, others, main_id = self, self._main, self._others, self._main_id
+        get_ident = threading.get_ident
 
         @functools.wraps(original)
-        def wrapper(*args, **kwargs):
-            watch.depth += 1
+        def wrapper(outputs, *args, **kwargs):
+            # torch's own call: (outputs, gradients, retain_graph, create_graph, inputs, ...,
+            # accumulate_grad=True for backward, False for autograd.grad)
+            state = main if get_ident() == main_id else others.state
+            depth = state.depth
+            state.depth = depth + 1
             try:
-                result = original(*args, **kwargs)
+                result = original(outputs, *args, **kwargs)
             except RuntimeError as error:
-                watch.failed(error, _argument(args, kwargs, 0, "tensors" if kind == "backward"
-                                              else "outputs"))
+                watch.failed(error, outputs)
+                leave_unseen(sys._getframe())
                 raise
             finally:
-                watch.depth -= 1
-            if watch.depth:  # run by another backward (a custom Function's, a checkpoint's)
+                state.depth = depth
+            if depth:  # run by another backward (a custom Function's, a checkpoint's)
                 return result
-            watch.inner = None
-            retained = _argument(args, kwargs, retain_at, "retain_graph") or \
-                _argument(args, kwargs, retain_at + 1, "create_graph", False)
-            history.add(make_call(args[0] if args else kwargs.get(
-                "tensors" if kind == "backward" else "outputs"), retained, kind,
-                _argument(args, kwargs, 1, "inputs") if kind == "grad" else None))
+            state.inner = None
+            grad = kwargs.get("accumulate_grad", True) is False
+            call = make_call(outputs[0] if len(outputs) == 1 else outputs,
+                             args[1] or args[2] if len(args) > 2 else False,
+                             "grad" if grad else "backward",
+                             args[3] if grad and len(args) > 3 else None)
+            if call is not None:
+                state.history.calls.append(call)
             return result
         return wrapper
 
     def __enter__(self) -> "Watch":
-        for name, kind in (("backward", "backward"), ("grad", "grad")):
-            original = getattr(torch.autograd, name)
-            self._saved.append((torch.autograd, name, original))
-            setattr(torch.autograd, name, self._wrap(original, kind))
+        original = torch.autograd._engine_run_backward
+        self._saved.append((torch.autograd, "_engine_run_backward", original))
+        torch.autograd._engine_run_backward = self._wrap(original)
         self._saved += start_recording(self.history)
         return self
 
@@ -127,7 +164,10 @@ class Watch:
             setattr(owner, name, original)
 
     def _explained(self, error: BaseException) -> bool:
-        return self.error == (id(error), str(error))
+        """The explained error, even if a wrapper of the program's own (``diagnose_on_error``)
+        has added to its message since."""
+        return self.error is not None and self.error[0] == id(error) and \
+            str(error).startswith(self.error[1])
 
     def explains(self, error: BaseException | None) -> bool:
         """Whether ``error`` is (or was raised while handling, or from) the explained error."""
@@ -138,4 +178,3 @@ class Watch:
             seen.add(id(error))
             error = error.__cause__ or error.__context__
         return False
-

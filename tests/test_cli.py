@@ -113,15 +113,20 @@ def test_each_book_failure_names_the_notebooks_variable_and_line(runs, spec):
     assert (first["name"], first["line"], Path(first["file"]).name) == (name, line, script.name)
     assert f"/notebooks/{script.stem[5:7]}_" in report["page"]  # the notebook's own page
     assert first["why"] and first["function"]
-    # The printed diagnosis follows the traceback and says the same.
+    # The printed diagnosis follows the traceback and says the same (the last one: an error
+    # the program caught before is said at its own moment, before).
     err = result["stderr"]
-    assert err.index("Traceback") < err.index("Carried in by") < err.index(report["page"])
+    assert err.index("Traceback") < err.rindex("Carried in by") < err.rindex(report["page"])
     assert f"  {name}  {script.name}:{line} in {first['function']}" in err
 
 
 def test_a_caught_error_keeps_nothing_alive_and_the_last_error_is_explained(runs):
     result = runs["fail_05_after_a_caught_error.py"]
     assert result["stdout"] == "smoke test released its tensors: True\n"
+    # The smoke test's error, caught, is said at its moment; the last one after the traceback.
+    err = result["stderr"]
+    assert err.count("Carried in by") == 2
+    assert err.index("Carried in by") < err.index("Traceback") < err.rindex("Carried in by")
     assert result["report"]["carriers"][0]["name"] == "h"
 
 

@@ -1,0 +1,116 @@
+"""What the command says about a failed backward, and when.
+
+The diagnosis is made at the moment backward fails (see :class:`~autograd_lens.watch.Watch`),
+and :class:`Teller` puts it in the ``--report`` file at once. It is printed at once too when the
+error could be caught on its way out (a ``try``, a ``with``, a framework's wrapper, another
+thread): whatever the program then does with it (logs it and exits, carries on), the diagnosis
+has been said. An error that nothing can catch reaches the command, which prints Python's
+traceback first and the diagnosis after it. Each failure is printed once. ``--verify``'s run
+comes at the end, when the program has ended.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from typing import TYPE_CHECKING, Any, Callable
+
+from .edits import unified_diff
+from .errors import FREED_GRAPH_PATTERN, INPLACE_PATTERN, error_kind
+from .unseen import may_be_caught
+
+if TYPE_CHECKING:  # the command imports torch only when the program does
+    from .rules import Fix
+    from .situation import Finding
+
+EMPTY_REPORT = {"error": None, "carriers": [], "frontier": [], "pattern": "", "title": "",
+                "fix": "", "page": "", "hidden": []}
+
+
+def _shown(file: str) -> str:
+    """A file's name as the diff shows it: relative to the working folder when inside it."""
+    relative = os.path.relpath(file) if os.path.isabs(file) else file
+    return file if relative.startswith("..") else relative
+
+
+def edit_text(fixes: list[Fix], pattern: Any) -> str:
+    """The suggested edit as a unified diff, then the other choices, each with what it computes;
+    without one, why there is none."""
+    if not fixes:
+        if pattern is None:
+            return ""
+        why = "no pattern shows in the evidence" if pattern.key == "unknown" else \
+            "the source does not show plainly where the fix goes; the fix above says what to change"
+        return f"autograd_lens: no edit of your lines is suggested: {why}.\n"
+    parts = []
+    for index, fix in enumerate(fixes):
+        lead = "The fix as an edit of your program" if index == 0 else "Or"
+        parts.append(f"{lead} ({fix.computes}):\n{unified_diff(list(fix.edits), _shown)}")
+    return "\n".join(parts)
+
+
+CHILD_NOTE = ("\nautograd_lens: this error happened in a child process, which the command does not "
+              "watch; to see the diagnosis, run that part in the command's own process.\n")
+
+
+def from_a_child(error: BaseException) -> bool:
+    """Whether ``error`` reports a freed-graph (or in-place) error raised elsewhere: its text
+    holds one, but it is not one itself (torch.multiprocessing.spawn's ProcessRaisedException,
+    a process pool's error)."""
+    text = str(error)
+    return error_kind(error) is None and bool(
+        FREED_GRAPH_PATTERN.search(text) or INPLACE_PATTERN.search(text))
+
+
+class Teller:
+    """Says each diagnosis once, writes the report, and keeps what ``--verify`` needs:
+    ``report`` the report's absolute path (or None), ``calls`` a function giving the number of
+    backward calls that returned so far."""
+
+    def __init__(self, report: str | None, calls: Callable[[], int]) -> None:
+        self.report, self.calls = report, calls
+        self.finding: Finding | None = None
+        self.fixes: list[Fix] = []
+        self.calls_before = 0
+        self.pending = ""  # a diagnosis to print after Python's traceback
+        self.verified: dict | None = None
+        self.verdict: str | None = None
+        self.started, self.seconds = time.monotonic(), 0.0  # the first run's time to the failure
+
+    def failed(self, finding: Finding, frame: Any) -> None:
+        """At the moment a backward failed (``frame``: the program's call of it)."""
+        self.finding, self.calls_before = finding, self.calls()
+        self.seconds = time.monotonic() - self.started
+        where = None if frame is None else (frame.f_code.co_filename, frame.f_lineno)
+        self.fixes = finding.pattern.fixes(finding.carriers, where) if finding.pattern else []
+        edit = edit_text(self.fixes, finding.pattern)
+        text = "\n" + str(finding) + "\n" + (edit and "\n" + edit)
+        self.write()
+        if frame is None or may_be_caught(frame):
+            self.pending = ""
+            sys.stderr.write(text)
+            sys.stderr.flush()
+        else:
+            self.pending = text
+
+    def say_pending(self) -> None:
+        """Print the diagnosis kept for after the traceback (if any)."""
+        if self.pending:
+            sys.stderr.write(self.pending)
+            self.pending = ""
+
+    def write(self) -> None:
+        if self.report is None:
+            return
+        data = dict(EMPTY_REPORT) if self.finding is None else self.finding.as_dict()
+        first, others = (self.fixes[0], self.fixes[1:]) if self.fixes else (None, [])
+        data.update({"edits": [e.as_dict() for e in first.edits] if first else [],
+                     "computes": first.computes if first else "",
+                     "alternatives": [[e.as_dict() for e in fix.edits] for fix in others],
+                     "alternatives_computes": [fix.computes for fix in others],
+                     "verified": self.verified, "verdict": self.verdict})
+        with open(self.report, "w", encoding="utf-8") as handle:
+            json.dump(data, handle, indent=2)
+            handle.write("\n")

@@ -1,0 +1,96 @@
+"""Keeping the watch out of sight of the program it watches.
+
+A wrapper around torch's backward is a Python frame, so an exception that passes through it
+gets a traceback entry for it: a program that prints its own traceback (``log.exception``, a
+framework's error handler) would show a frame of ``autograd_lens``. :func:`leave_unseen`
+removes those entries as the exception leaves them, the way Python would have linked the
+traceback without the wrapper. :func:`may_be_caught` tells, from the frames' exception tables,
+whether an exception raised at a call could be caught on its way out (``try``, ``with``).
+"""
+
+from __future__ import annotations
+
+import dis
+import os
+import sys
+from typing import Any, Callable
+
+PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def ours(frame: Any) -> bool:
+    """Whether ``frame`` runs code of this package."""
+    return frame.f_code.co_filename.startswith(PACKAGE)
+
+
+def _runner(frame: Any) -> bool:
+    """Whether ``frame`` is the command's or runpy's: where the program's frames end."""
+    name = frame.f_code.co_filename
+    return name.startswith((PACKAGE, "<frozen runpy")) or os.path.basename(name) == "runpy.py"
+
+
+def _first_not_ours(frame: Any) -> Any:
+    while frame is not None and ours(frame):
+        frame = frame.f_back
+    return frame
+
+
+def _skip_ours(entry: Any) -> Any:
+    while entry is not None and entry.tb_frame.f_code.co_filename.startswith(PACKAGE):
+        entry = entry.tb_next
+    return entry
+
+
+def leave_unseen(frame: Any) -> None:
+    """Call from this package's wrapper (``frame``: its own) while an exception is being raised
+    through it: once the exception reaches the first frame outside this package, that frame's
+    traceback entry is linked past this package's entries. Done with a trace function set for
+    that moment only; under a debugger or a coverage tool (a trace function already set),
+    nothing is done."""
+    caller = _first_not_ours(frame)
+    if caller is None or sys.gettrace() is not None:
+        return
+
+    def on_exception(seen: Any, event: str, arg: Any) -> Callable | None:
+        if event != "exception" or seen is not caller:
+            return None
+        caller.f_trace = None
+        sys.settrace(None)
+        entry = arg[2]
+        if entry is not None and entry.tb_frame is caller:
+            entry.tb_next = _skip_ours(entry.tb_next)
+        return None
+
+    calls = [0]
+
+    def on_call(seen: Any, event: str, arg: Any) -> None:
+        # No frame started meanwhile is traced. Should the exception never reach the caller
+        # (swallowed by C code between), tracing stops after a few calls.
+        calls[0] += 1
+        if calls[0] > 100:
+            caller.f_trace = None
+            sys.settrace(None)
+        return None
+
+    caller.f_trace = on_exception
+    caller.f_trace_lines = False
+    sys.settrace(on_call)
+
+
+def may_be_caught(frame: Any) -> bool:
+    """Whether an exception raised now, in the call ``frame`` is making, could be caught (or
+    seen by a ``with`` block) by a frame outside this package on its way out. ``frame``: the
+    innermost frame to look at; the search stops at the command's runner (or runpy's)."""
+    frame = _first_not_ours(frame)
+    while frame is not None and not _runner(frame):
+        if _in_handler_range(frame):
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _in_handler_range(frame: Any) -> bool:
+    table = getattr(dis, "_parse_exception_table", None)
+    if table is None:
+        return True  # cannot tell: say it may be caught
+    return any(e.start <= frame.f_lasti <= e.end for e in table(frame.f_code))

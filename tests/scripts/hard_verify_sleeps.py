@@ -1,0 +1,12 @@
+"""Backward twice through one graph; a run from an edited copy sleeps for a minute between."""
+import sys
+import time
+
+import torch
+
+w = torch.ones(3, requires_grad=True)
+loss = (w * w).sum()
+loss.backward()
+if "autograd_lens_verify_" in sys._getframe().f_code.co_filename:
+    time.sleep(60)
+loss.backward()

@@ -1,0 +1,85 @@
+"""`--verify` says only what its re-run shows: a re-run that never reached the call that failed
+shows nothing about the edit, a failure of another kind before it is not blamed on the edit, a
+long healthy phase repeated is said before, and the re-run is stopped at its bound."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+SCRIPTS = Path(__file__).parent / "scripts"
+CLEAN = "This shows the error is gone"
+
+
+def run_in(folder: Path, script: str, stdin: str = "") -> dict:
+    """`python -m autograd_lens --verify --report r.json SCRIPT` in ``folder`` (a copy)."""
+    shutil.copy(SCRIPTS / script, folder)
+    done = subprocess.run(
+        [sys.executable, "-m", "autograd_lens", "--verify", "--report", "r.json", script],
+        cwd=folder, input=stdin, capture_output=True, text=True, timeout=300)
+    report = json.loads((folder / "r.json").read_text())
+    return {"code": done.returncode, "stderr": done.stderr, "report": report}
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    jobs = {"stdin": ("hard_verify_stdin.py", "1\n2\n3\n"), "mkdir": ("hard_verify_mkdir.py", ""),
+            "long": ("hard_verify_long.py", "")}
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        futures = {name: pool.submit(run_in, tmp_path_factory.mktemp(name), *job)
+                   for name, job in jobs.items()}
+        return {name: future.result() for name, future in futures.items()}
+
+
+def test_a_rerun_without_its_input_does_not_say_the_error_is_gone(runs):
+    found = runs["stdin"]
+    assert found["code"] == 1 and found["report"]["carriers"][0]["name"] == "h"
+    assert CLEAN not in found["stderr"]
+    assert "before reaching the backward call that failed (the first run's call 2), so it " \
+           "does not show whether the error is gone" in found["stderr"]
+    assert found["report"]["verdict"] == "not_reached"
+    assert found["report"]["verified"] == {"ran": True, "backward_calls": 0, "error": None}
+
+
+def test_a_failure_of_another_kind_before_the_call_is_not_blamed_on_the_edit(runs):
+    found = runs["mkdir"]
+    err = found["stderr"]
+    assert "still fails" not in err and CLEAN not in err
+    assert "the run stopped on another error (FileExistsError: [Errno 17] File exists: " \
+           "'run_001') after 0 backward calls, before reaching the backward call that failed" in err
+    assert found["report"]["verdict"] == "not_reached"
+
+
+def test_a_long_healthy_phase_repeated_is_said_before_the_rerun(runs):
+    err = runs["long"]["stderr"]
+    said = "autograd_lens: running the edited program again: it repeats the 13 backward calls " \
+           "that ran before the one that failed, with their side effects (stopped after "
+    assert said in err and err.index(said) < err.index("autograd_lens: ran the suggested edit")
+    assert CLEAN in err and runs["long"]["report"]["verdict"] == "gone"
+    # A short one (a single call before) is not announced.
+    assert "running the edited program again" not in runs["stdin"]["stderr"]
+
+
+def test_the_rerun_is_stopped_at_its_bound(tmp_path):
+    from autograd_lens.edits import Edit
+    from autograd_lens.verify import describe, verdict, verify
+
+    script = tmp_path / "hard_verify_sleeps.py"
+    shutil.copy(SCRIPTS / script.name, script)
+    lines = script.read_text().splitlines()
+    edit = Edit(str(script), 9, lines[8], (lines[8] + "  # edited",))
+    started = time.monotonic()
+    verified = verify([edit], None, [str(script)], calls_before=1, seconds=3)
+    assert time.monotonic() - started < 30  # not the minute the edited copy sleeps
+    assert verified == {"ran": False, "backward_calls": 0,
+                        "error": "stopped after 3 s, the bound on the run"}
+    assert verdict(verified, 1) == "not_run"
+    assert describe(verified, 1).endswith("it could not run (stopped after 3 s, the bound on "
+                                          "the run).")
