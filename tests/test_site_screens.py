@@ -40,6 +40,7 @@ TABS = 3
 LANDING = "intro.html"
 LANDING_BUDGET = 1_000_000
 PAGE_BUDGET = 1_500_000
+INLINE_SCRIPT_LIMIT = 10_000  # characters: a quiz's own questions fit; a library does not
 
 
 def install_line() -> str:
@@ -114,10 +115,10 @@ PHONE_JS = """
       }
     }
   }
-  // A formula's box (span.math) is as wide as the formula, but MathJax's copy for screen readers,
-  // clipped to nothing, counts in its scroll width: a formula is cut when the formula is.
+  // A formula's box (span.math) is cut when the formula in it is (MathJax's copy for screen readers,
+  // clipped to nothing, would count in the box's scroll width).
   const cut = (el, r) => {
-    const formula = el.matches(".math") ? el.querySelector("mjx-math") : null;
+    const formula = el.matches(".math") ? el.querySelector("math, mjx-math") : null;
     return formula ? formula.getBoundingClientRect().right > r.right + 1 : el.scrollWidth > el.clientWidth + SLACK;
   };
   // The cue of a box that scrolls: shadows drawn by gradients that stay put (scroll) under covers
@@ -125,7 +126,7 @@ PHONE_JS = """
   const cued = style => /gradient/.test(style.backgroundImage) && /local/.test(style.backgroundAttachment)
                         && /scroll/.test(style.backgroundAttachment);
   for (const el of article.querySelectorAll("*")) {
-    if (el.closest("table, mjx-container, svg")) continue;
+    if (el.closest("table, mjx-container, math, svg")) continue;
     const r = el.getBoundingClientRect();
     if (r.width === 0 || r.height === 0) continue;
     const style = getComputedStyle(el);
@@ -143,11 +144,17 @@ PHONE_JS = """
 
 # Every byte the page loaded, uncompressed (Resource Timing's decoded body sizes: the page itself,
 # its scripts, styles, fonts, pictures and the SVG objects), once the network has been quiet.
-WEIGHT_JS = """
+# Also what each page loads that it may not use: MathJax (formulas are MathML, written at build
+# time), the search index, and the longest inline script (a library copied into the page).
+WEIGHT_JS = r"""
 () => {
   const entries = [...performance.getEntriesByType("navigation"), ...performance.getEntriesByType("resource")];
   const files = entries.map(e => [e.name, e.decodedBodySize]).sort((a, b) => b[1] - a[1]);
-  return {bytes: files.reduce((sum, f) => sum + f[1], 0), requests: files.length, biggest: files.slice(0, 3)};
+  const loads = pattern => files.some(f => pattern.test(new URL(f[0]).pathname));
+  return {bytes: files.reduce((sum, f) => sum + f[1], 0), requests: files.length, biggest: files.slice(0, 3),
+          formulas: document.querySelectorAll(".math").length, mathjax: loads(/\/mathjax\//),
+          searchIndex: loads(/\/searchindex\.js$/),
+          inlineScript: Math.max(0, ...Array.from(document.querySelectorAll("script:not([src])")).map(s => s.text.length))};
 }
 """
 
@@ -184,7 +191,7 @@ class Found:
 
 
 async def _settle(page) -> None:
-    """Until the page's network has been quiet (MathJax fetches its fonts after the load event)."""
+    """Until the page's network has been quiet (fonts and pictures may come after the load event)."""
     try:
         await page.wait_for_load_state("networkidle", timeout=ACTION_TIMEOUT_MS)
     except Exception:  # a bound, not a wait: the weight is then what had arrived
@@ -196,6 +203,8 @@ async def _check(page, path: str, axe_source: str, found: Found) -> None:
     found.weight[path] = await page.evaluate(WEIGHT_JS)
     await page.add_script_tag(content=axe_source)
     violations = [dict(v, scheme="light") for v in await page.evaluate(AXE_JS, None)]
+    # The theme's colours change with a transition: switched off, the dark colours are there at once.
+    await page.add_style_tag(content="*, *::before, *::after { transition: none !important; }")
     await page.emulate_media(color_scheme="dark")
     await page.evaluate("() => { document.documentElement.dataset.theme = 'dark'; }")
     violations += [dict(v, scheme="dark") for v in await page.evaluate(AXE_JS, COLOUR_RULES)]
@@ -274,4 +283,175 @@ def test_nothing_is_hidden_on_a_phone(screens):
     """At 390 px every table, code block, output, formula and picture fits the column (wide tables
     stack their rows), and nothing scrolls sideways in its own box without a visible cue."""
     problems = [f"{path}: {p}" for path, found in sorted(screens.phone.items()) for p in found]
+    assert problems == [], "\n".join(problems)
+
+
+def test_every_page_loads_what_it_uses_within_its_budget(screens):
+    """Every page within its budget (every byte it loads, uncompressed); no MathJax (formulas are
+    MathML), the search index only on the search page, and no library copied into a page (the
+    quizzes' library is one file of its own)."""
+    problems = []
+    for path, w in sorted(screens.weight.items()):
+        budget = LANDING_BUDGET if path == LANDING else PAGE_BUDGET
+        if w["bytes"] > budget:
+            biggest = ", ".join(f"{Path(name).name} {size:,}" for name, size in w["biggest"])
+            problems.append(f"{path}: {w['bytes']:,} bytes in {w['requests']} files, over its budget of "
+                            f"{budget:,} (the biggest: {biggest})")
+        if w["mathjax"]:
+            problems.append(f"{path}: MathJax loaded (for {w['formulas']} formulas)")
+        if w["searchIndex"] != (path == "search.html"):
+            problems.append(f"{path}: the search index {'loaded' if w['searchIndex'] else 'not loaded'}")
+        if w["inlineScript"] > INLINE_SCRIPT_LIMIT:
+            problems.append(f"{path}: an inline script of {w['inlineScript']:,} characters")
+    assert problems == [], "\n".join(problems)
+    assert screens.weight[LANDING]["bytes"] > 0, "the weight was not measured"
+
+
+def test_axe_finds_nothing_critical_or_serious_in_either_colour_scheme(screens):
+    """axe-core on every page, light (every rule) and dark (the colour rules): no violation of
+    impact critical or serious, except the ones named in AXE_EXEMPT with their reason."""
+    problems = []
+    for path, violations in sorted(screens.axe.items()):
+        for v in violations:
+            targets = [t for t in v["targets"] if (v["rule"], t) not in AXE_EXEMPT]
+            if targets:
+                problems.append(f"{path} ({v['scheme']}): {v['impact']} {v['rule']} ({v['help']}): "
+                                + "; ".join(targets[:5]))
+    assert problems == [], "\n".join(problems)
+    assert set(screens.axe) == set(pages()), "pages not checked"
+
+
+# ---------------------------------------------------------------------------------------------
+# Search, in the browser: the page whose title names the query comes first, and searching fetches
+# nothing beyond the search page and its index (Sphinx would download each result's page for a
+# snippet).
+
+SEARCHES = {
+    "detach": "notebooks/10_detach.html",
+    "hidden state": "notebooks/05_rnn_hidden_state.html",
+    "retain_graph": "notebooks/08_retain_step_backward.html",
+    "in-place": "notebooks/08_retain_step_backward.html",   # its title: "... in-place error or stale gradient"
+    "GAN": "notebooks/12_gan_discriminator.html",
+    "checkpoint": "notebooks/18_checkpoint.html",
+    "zero_grad": "notebooks/07_zero_grad.html",
+}
+SEARCH_DONE_JS = """
+() => { const s = document.querySelector("#search-results .search-summary");
+        return !!s && /finished|did not match/i.test(s.textContent); }
+"""
+RESULTS_JS = """
+() => Array.from(document.querySelectorAll("#search-results ul.search li > a")).map(a => a.href)
+"""
+
+
+async def _search(executable: str, base: str, queries: list[str]) -> dict[str, dict]:
+    from urllib.parse import quote
+
+    from playwright.async_api import async_playwright
+
+    found: dict[str, dict] = {}
+    async with async_playwright() as p:
+        browser = await p.chromium.launch(executable_path=executable, args=LAUNCH_ARGS, headless=True)
+        context = await browser.new_context(viewport=LAPTOP)
+        context.set_default_navigation_timeout(NAVIGATION_TIMEOUT_MS)
+        context.set_default_timeout(ACTION_TIMEOUT_MS)
+        for query in queries:
+            page = await context.new_page()
+            await page.route(_other_hosts(base), lambda route: route.abort())
+            fetched: list[str] = []
+            page.on("request", lambda request, fetched=fetched: fetched.append(request.url))
+            await page.goto(f"{base}/search.html?q={quote(query)}", wait_until="load")
+            await page.wait_for_function(SEARCH_DONE_JS)
+            await _settle(page)
+            results = [url.removeprefix(base + "/").split("#")[0] for url in await page.evaluate(RESULTS_JS)]
+            pages_fetched = [u.removeprefix(base + "/") for u in fetched
+                             if re.search(r"\.html$|/_sources/", u.split("?")[0]) and "/search.html" not in u]
+            found[query] = {"results": results, "fetched": pages_fetched}
+            await page.close()
+        await context.close()
+        await browser.close()
+    return found
+
+
+@pytest.fixture(scope="module")
+def searched(site, server) -> dict[str, dict]:
+    return asyncio.run(_search(chromium_or_skip(), server, list(SEARCHES)))
+
+
+def test_search_puts_the_page_that_the_query_names_first_and_downloads_no_page(searched):
+    problems = []
+    for query, page in SEARCHES.items():
+        results, fetched = searched[query]["results"], searched[query]["fetched"]
+        if not results or results[0] != page:
+            where = results.index(page) + 1 if page in results else "not found"
+            problems.append(f"{query!r}: first {results[:3]}, and {page} is {where}")
+        if fetched:
+            problems.append(f"{query!r}: searching downloaded {len(fetched)} pages: {fetched[:3]}")
+    assert problems == [], "\n".join(problems)
+
+
+# ---------------------------------------------------------------------------------------------
+# The entrances, from the built files and the browser.
+
+def test_the_site_root_index_has_the_landing_page_title_and_description(site):
+    from page_meta import load_pages
+
+    html = (site / "index.html").read_text()
+    entry = load_pages()["intro"]
+    assert 'http-equiv="Refresh" content="0; url=intro.html"' in html, html[:500]
+    description = re.search(r'<meta name="description" content="([^"]*)"', html)
+    assert description, "index.html has no description"
+    assert description.group(1).replace("&#x27;", "'") == entry["description"], description.group(1)
+    assert "<title>" in html and 'rel="canonical"' in html, html[:500]
+
+
+NOT_FOUND_JS = """
+() => ({
+  title: document.title,
+  styles: Array.from(document.querySelectorAll("link[rel=stylesheet]")).map(l => [l.href, !!l.sheet]),
+  themed: getComputedStyle(document.body).fontFamily,
+  links: Array.from(document.querySelectorAll("article a[href], main a[href]")).map(a => a.href),
+})
+"""
+
+
+async def _not_found_from_root(executable: str, base: str) -> tuple[dict, list[str]]:
+    from playwright.async_api import async_playwright
+
+    failed: list[str] = []
+    async with async_playwright() as p:
+        browser = await p.chromium.launch(executable_path=executable, args=LAUNCH_ARGS, headless=True)
+        page = await browser.new_page(viewport=LAPTOP)
+        await page.route(_other_hosts(base), lambda route: route.abort())
+        page.on("response", lambda r: failed.append(f"HTTP {r.status}: {r.url}")
+                if r.status >= 400 and not r.request.is_navigation_request() else None)
+        page.on("requestfailed", lambda r: failed.append(f"failed: {r.url}"))
+        response = await page.goto(f"{base}/no-such-folder/no-such-page.html", wait_until="load")
+        assert response.status == 404
+        await _settle(page)
+        seen = await page.evaluate(NOT_FOUND_JS)
+        await browser.close()
+    return seen, failed
+
+
+def test_the_404_page_works_when_the_site_is_served_from_its_root(site):
+    """As the README serves it (the built folder at the root of a local server): the 404 page
+    loads its styles and scripts, and its links lead into the book at that root."""
+    from test_site import serve
+
+    with serve(site, "/") as base:
+        seen, failed = asyncio.run(_not_found_from_root(chromium_or_skip(), base))
+    assert seen["title"].startswith("Page not found"), seen["title"]
+    assert failed == [], failed
+    assert seen["styles"] and all(loaded for _, loaded in seen["styles"]), seen["styles"]
+    assert f"{base}/intro.html" in seen["links"], seen["links"]
+
+
+def test_each_scenario_holds_the_exercise_of_its_own_number(site):
+    """Exercises are numbered in reading order (_toc.yml), and page NN holds Exercise NN."""
+    problems = []
+    for page in sorted((site / "notebooks").glob("[0-9][0-9]_*.html")):
+        numbers = sorted(set(re.findall(r"Exercise (\d+)", page.read_text())))
+        if numbers != [str(int(page.name[:2]))]:
+            problems.append(f"{page.name}: Exercise {', '.join(numbers) or 'none'}")
     assert problems == [], "\n".join(problems)
