@@ -32,7 +32,7 @@ dot: ## Make sure Graphviz's `dot` is installed
 
 # Everything the site is built from. The build runs only when one of them is newer than the
 # last successful build (Sphinx's own no-change check alone takes about ten seconds).
-BOOK_SOURCES := $(shell find intro.md _config.yml _toc.yml chapters notebooks autograd_lens _static _ext scripts/student.py pyproject.toml \
+BOOK_SOURCES := $(shell find intro.md _config.yml _toc.yml chapters notebooks autograd_lens _static _templates _ext scripts/student.py pyproject.toml \
 	-type f -not -path '*/.ipynb_checkpoints/*' -not -name '*.pyc' 2>/dev/null)
 BOOK_STAMP := _build/.book-built
 

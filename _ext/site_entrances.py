@@ -7,13 +7,16 @@
   extension leaves an existing index.html alone.
 - ``404.html``: sphinx-notfound-page makes every address in it absolute under the published path
   (``/<path>/_static/...``), so that it works at any depth there; served from the site's root, as
-  the README shows, it found none of its styles and scripts. Its addresses are made relative to a
-  ``<base>`` that a first inline script sets from where the page is served: the published path
-  when the address starts with it, the root otherwise.
+  the README shows, it found none of its styles and scripts. The page's styles, scripts and icon
+  are written by a first inline script instead, under the published path when the address starts
+  with it and under the root otherwise, after a ``<base>`` for its links and search form. (A
+  ``<base>`` alone would not do: the browser fetches the tags it sees ahead of the parser before
+  any script has run, and would ask for every file at a wrong address first.)
 """
 
 from __future__ import annotations
 
+import json
 import re
 from html import escape
 from pathlib import Path
@@ -38,13 +41,15 @@ INDEX = """<!DOCTYPE html>
 </html>
 """
 
-BASE_SCRIPT = """<script>
+# A tag of the 404 page that fetches a file (a stylesheet, a script, the icon).
+FETCHING_TAG = re.compile(r'<link\b[^>]*\bhref="{prefix}[^"]*"[^>]*>|<script\b[^>]*\bsrc="{prefix}[^"]*"[^>]*></script>')
+WRITER = """<script>
   (() => {{
-    const base = document.createElement("base");
-    base.href = window.location.pathname.startsWith("{prefix}") ? "{prefix}" : "/";
-    document.head.prepend(base);
+    const root = window.location.pathname.startsWith({prefix}) ? {prefix} : "/";
+    document.write('<base href="' + root + '">' + {tags}.map((tag) => tag.split("{marker}").join(root)).join(""));
   }})();
 </script>"""
+MARKER = "@ROOT@/"
 
 
 def index_page(root: Path, root_doc: str) -> str:
@@ -55,9 +60,14 @@ def index_page(root: Path, root_doc: str) -> str:
 
 
 def not_found_page(html: str, prefix: str) -> str:
-    """The 404 page with addresses relative to a <base> chosen where it is served."""
-    relative = re.sub(r'\b(href|src|action)="' + re.escape(prefix), r'\1="', html)
-    return re.sub(r"<head>", "<head>\n" + BASE_SCRIPT.format(prefix=prefix), relative, count=1)
+    """The 404 page with its files fetched from the root it is served under."""
+    fetching = re.compile(FETCHING_TAG.pattern.format(prefix=re.escape(prefix)))
+    tags = [tag.replace(f'="{prefix}', f'="{MARKER}') for tag in fetching.findall(html)]
+    html = fetching.sub("", html)
+    html = re.sub(r'\b(href|action)="' + re.escape(prefix), r'\1="', html)  # links: under the <base>
+    writer = WRITER.format(prefix=json.dumps(prefix), tags=json.dumps(tags).replace("</", "<\\/"),
+                           marker=MARKER)
+    return html.replace("<head>", "<head>\n" + writer, 1)
 
 
 def _write(app: Sphinx, exception) -> None:
