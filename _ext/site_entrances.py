@@ -7,9 +7,10 @@
   extension leaves an existing index.html alone.
 - ``404.html``: sphinx-notfound-page makes every address in it absolute under the published path
   (``/<path>/_static/...``), so that it works at any depth there; served from the site's root, as
-  the README shows, it found none of its styles and scripts. The page's styles, scripts and icon
-  are written by a first inline script instead, under the published path when the address starts
-  with it and under the root otherwise, after a ``<base>`` for its links and search form. (A
+  the README shows, it found none of its styles and scripts. A first inline script picks the root: the
+  published path when the address starts with it, the site's root otherwise; it writes a
+  ``<base>`` for the links and the search form, and each style, script and icon tag is written in
+  its place by a small script under that root. (A
   ``<base>`` alone would not do: the browser fetches the tags it sees ahead of the parser before
   any script has run, and would ask for every file at a wrong address first.)
 """
@@ -43,12 +44,12 @@ INDEX = """<!DOCTYPE html>
 
 # A tag of the 404 page that fetches a file (a stylesheet, a script, the icon).
 FETCHING_TAG = re.compile(r'<link\b[^>]*\bhref="{prefix}[^"]*"[^>]*>|<script\b[^>]*\bsrc="{prefix}[^"]*"[^>]*></script>')
-WRITER = """<script>
-  (() => {{
-    const root = window.location.pathname.startsWith({prefix}) ? {prefix} : "/";
-    document.write('<base href="' + root + '">' + {tags}.map((tag) => tag.split("{marker}").join(root)).join(""));
-  }})();
+ROOT_SCRIPT = """<script>
+  const notFoundRoot = window.location.pathname.startsWith({prefix}) ? {prefix} : "/";
+  document.write('<base href="' + notFoundRoot + '">');
 </script>"""
+# Each such tag, in its place (the order of scripts matters), written under that root.
+TAG_SCRIPT = '<script>document.write({tag}.split("{marker}").join(notFoundRoot));</script>'
 MARKER = "@ROOT@/"
 
 
@@ -62,12 +63,14 @@ def index_page(root: Path, root_doc: str) -> str:
 def not_found_page(html: str, prefix: str) -> str:
     """The 404 page with its files fetched from the root it is served under."""
     fetching = re.compile(FETCHING_TAG.pattern.format(prefix=re.escape(prefix)))
-    tags = [tag.replace(f'="{prefix}', f'="{MARKER}') for tag in fetching.findall(html)]
-    html = fetching.sub("", html)
+
+    def written(match: re.Match) -> str:
+        tag = match.group(0).replace(f'="{prefix}', f'="{MARKER}')
+        return TAG_SCRIPT.format(tag=json.dumps(tag).replace("</", "<\\/"), marker=MARKER)
+
+    html = fetching.sub(written, html)
     html = re.sub(r'\b(href|action)="' + re.escape(prefix), r'\1="', html)  # links: under the <base>
-    writer = WRITER.format(prefix=json.dumps(prefix), tags=json.dumps(tags).replace("</", "<\\/"),
-                           marker=MARKER)
-    return html.replace("<head>", "<head>\n" + writer, 1)
+    return html.replace("<head>", "<head>\n" + ROOT_SCRIPT.format(prefix=json.dumps(prefix)), 1)
 
 
 def _write(app: Sphinx, exception) -> None:
