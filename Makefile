@@ -32,7 +32,7 @@ dot: ## Make sure Graphviz's `dot` is installed
 
 # Everything the site is built from. The build runs only when one of them is newer than the
 # last successful build (Sphinx's own no-change check alone takes about ten seconds).
-BOOK_SOURCES := $(shell find intro.md _config.yml _toc.yml chapters notebooks autograd_lens _static _ext scripts/student.py pyproject.toml \
+BOOK_SOURCES := $(shell find intro.md _config.yml _toc.yml chapters notebooks autograd_lens _static _templates _ext scripts/student.py pyproject.toml \
 	-type f -not -path '*/.ipynb_checkpoints/*' -not -name '*.pyc' 2>/dev/null)
 BOOK_STAMP := _build/.book-built
 
@@ -59,7 +59,7 @@ test-unit test-notebooks: export OMP_NUM_THREADS := 1
 # --dist loadscope: each test module on one worker, so a module-scoped fixture (the command's
 # processes, the wheel build) is computed once, not on each worker that gets one of its tests.
 test-unit: setup ## Unit tests and doctests of autograd_lens and of the book's tooling, offline
-	scripts/offline.sh $(PYTEST) -q -n $(JOBS) --dist loadscope --doctest-modules --ignore=tests/test_site.py tests autograd_lens
+	scripts/offline.sh $(PYTEST) -q -n $(JOBS) --dist loadscope --doctest-modules --ignore=tests/test_site.py --ignore=tests/test_site_screens.py tests autograd_lens
 
 # The notebooks in reverse table-of-contents order (read from _toc.yml by scripts/nbtools.py).
 test-notebooks: setup ## Strict nbval on every stored notebook, offline
@@ -104,8 +104,8 @@ chromium: ## Install Chromium for the browser test of the site, where possible (
 	else scripts/ensure-tool.sh chromium chromium - - "Chromium, for the browser test of the site" \
 		|| echo "Without it the browser test is skipped (in CI, where CI=true, it fails instead)." >&2; fi
 
-test-site: book chromium ## The built site in headless Chromium (every page, console, images) and its links
-	$(PYTEST) -q tests/test_site.py
+test-site: book chromium ## The built site in headless Chromium (every page, console, images, links; phone, weight, axe, search)
+	$(PYTEST) -q tests/test_site.py tests/test_site_screens.py
 
 # The library's, diagnose's and the command's tests: what CI's torch matrix runs on every minor
 # release that pyproject.toml accepts. Each release gets its own environment in TORCH_ENVS.

@@ -270,18 +270,18 @@ PHONE_DARK_JS = """
   return problems;
 }
 """
-# Formulas, once MathJax (served from the site) has finished: every formula typeset, and no raw TeX
-# left in the text a reader sees. Code is left out, since it may hold a `$` or a backslash.
+# Formulas: every one typeset (as MathML, written at build time; or by MathJax, once it has finished),
+# and no raw TeX left in the text a reader sees. Code is left out, since it may hold a `$` or a backslash.
 MATH_JS = r"""
 async () => {
   if (window.MathJax && MathJax.startup && MathJax.startup.promise) await MathJax.startup.promise;
   const problems = [];
   const formulas = Array.from(document.querySelectorAll(".math"));
-  const typeset = formulas.filter(el => el.querySelector("mjx-container")).length;
+  const typeset = formulas.filter(el => el.querySelector("mjx-container, math")).length;
   if (typeset < formulas.length)
     problems.push("formulas not typeset: " + (formulas.length - typeset) + " of " + formulas.length);
   const text = (document.querySelector("main") || document.body).cloneNode(true);
-  text.querySelectorAll("pre, code, .highlight, mjx-container, script, style").forEach(el => el.remove());
+  text.querySelectorAll("pre, code, .highlight, mjx-container, math, script, style").forEach(el => el.remove());
   const raw = text.textContent.match(/\\\(|\\\[|\$\$|\$[^$\s][^$\n]*\$/);
   if (raw) problems.push("raw TeX in the text: " + JSON.stringify(raw[0].slice(0, 80)));
   return {problems: problems, typeset: typeset};
