@@ -16,7 +16,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import rules, rules_state
+from . import rules, rules_inplace, rules_state
 from .rules import Case, Fix, Rule
 
 
@@ -80,11 +80,20 @@ PATTERNS: dict[str, Pattern] = {p.key: p for p in (
             "wanted)",
             ("01_backward_twice", "14_grad_then_backward", "11_higher_order_gradients"),
             rule=rules.rerun_or_retain, proofs=("backward_twice", "backward_twice_closure")),
-    Pattern("modified_in_place", "a saved tensor modified in place after it was saved",
-            "run the forward pass again after optimizer.step() or any in-place update; do not "
-            "reuse a loss from before the update, and avoid in-place ops on tensors a node saved",
+    Pattern("modified_in_place", "a weight a node saved, changed by optimizer.step() before "
+            "the backward through that node",
+            "build the loss (and every value it is made from that went through the stepped "
+            "model) again after optimizer.step(); do not reuse a loss built before the step, and "
+            "do not retain a graph across a step",
             ("08_retain_step_backward", "16_module_state_with_history"),
-            rule=rules.rerun_forward, proofs=("modified_in_place",)),
+            rule=rules_inplace.after_the_step,
+            proofs=("modified_in_place", "modified_in_place_actor_critic")),
+    Pattern("written_in_place", "a tensor a node saved, then written in place by the program",
+            "write out of place instead (y = y + 1, h = h.relu()), or write into a copy made "
+            "just before the write (x = x.clone()), so the node keeps the tensor it saved",
+            ("10_detach", "16_module_state_with_history"),
+            rule=rules_inplace.out_of_place,
+            proofs=("written_in_place_add", "written_in_place_relu", "written_in_place_buffer")),
     Pattern("accumulated_loss", "a loss accumulated as a tensor across steps",
             "call backward on each step's loss and keep a running total as a number "
             "(loss.item()); clear lists of log-probabilities or losses after each update",

@@ -1,0 +1,278 @@
+"""The in-place error explained as what it is: which tensor a node saved, and which write changed it.
+
+When backward meets a saved tensor whose version counter moved since the node saved it, autograd
+raises the in-place error. The graph still tells which node saved it (its slot reads as
+``"modified"``), and the error's message gives the tensor's shape and its two versions. From
+those, :func:`find_write` names the tensor as the program does (a variable, an attribute, or a
+weight of a module, found among the user's frames by its version and size) and finds in the
+source the write that changed it after it was saved:
+
+* an in-place operation on that name (``probs += 1e-6``, ``h.relu_()``, ``self.queue[i] = k``);
+* for a weight, the ``step()`` of the optimizer that holds it.
+
+Nothing here runs the program again or records anything while it runs: the version counters
+and the source are read at the moment of the failure.
+"""
+
+from __future__ import annotations
+
+import ast
+import linecache
+import os
+import re
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+import torch
+
+from .candidates import NOT_USERS
+from .graph import breadth_first, children, node_name, stale_slots
+from .reads import path_of, source_tree
+
+_MESSAGE = re.compile(r"\[(?P<kind>[\w.]+) \[(?P<shape>[\d, ]*)\]\](?:, which is output \d+ of "
+                      r"(?P<op>\w+),)? is at version (?P<now>\d+); expected version "
+                      r"(?P<then>\d+)")
+_VIEWS = ("TBackward", "ViewBackward", "TransposeBackward", "PermuteBackward", "ExpandBackward",
+          "UnsqueezeBackward", "SqueezeBackward", "AsStridedBackward", "SelectBackward",
+          "SliceBackward")
+
+
+@dataclass(frozen=True)
+class Write:
+    """What changed a saved tensor after a node saved it.
+
+    Attributes:
+        node: the node that saved it (``"SigmoidBackward0"``) and ``slot``, the slot's name.
+        name: the tensor as the program names it (``probs``, ``self.queue``), or, for a weight,
+            its module's name (``critic``); empty when no name was found.
+        weight: the tensor is a module's weight (a leaf that requires grad).
+        how: ``"op"`` (an in-place operation of the program) or ``"step"`` (an optimizer's step).
+        file, line, function: where that write is in the source (line 0: not found).
+        text: the write's source (``probs += 1e-6``, ``critic_opt.step()``).
+        versions: (the version the node saved, the version now).
+        carrying: the names of the program whose graph reaches the node (set by the caller).
+    """
+
+    node: str
+    slot: str
+    name: str
+    weight: bool
+    how: str
+    file: str = ""
+    line: int = 0
+    function: str = ""
+    text: str = ""
+    versions: tuple[int, int] = (0, 0)
+    carrying: tuple[str, ...] = ()
+
+    def where(self) -> str:
+        return f"{os.path.basename(self.file)}:{self.line}" if self.line else ""
+
+
+def _parsed(error: BaseException) -> dict[str, Any] | None:
+    match = _MESSAGE.search(str(error))
+    if match is None:
+        return None
+    shape = [int(s) for s in match.group("shape").replace(" ", "").split(",") if s]
+    numel = 1
+    for size in shape:
+        numel *= size
+    return {"numel": numel, "now": int(match.group("now")), "then": int(match.group("then")),
+            "op": match.group("op") or ""}
+
+
+def written_nodes(order: list[Any]) -> list[tuple[Any, str]]:
+    """The nodes of this graph holding a saved tensor modified since saved, with the slot."""
+    found = []
+    for node in order:
+        try:
+            slots = stale_slots(node)[1]
+        except RuntimeError:
+            continue
+        found += [(node, s.name) for s in slots if s.state == "modified"][:1]
+    return found
+
+
+def _leaves_under(node: Any) -> list[torch.Tensor]:
+    """The leaf tensors ``node`` takes, directly or through views (a weight's transpose)."""
+    found, todo = [], list(children(node))
+    while todo:
+        child = todo.pop()
+        variable = getattr(child, "variable", None)
+        if isinstance(variable, torch.Tensor):
+            found.append(variable)
+        elif node_name(child).startswith(_VIEWS):
+            todo += children(child)
+    return found
+
+
+def _matches(tensor: Any, facts: dict[str, Any]) -> bool:
+    return isinstance(tensor, torch.Tensor) and tensor._version == facts["now"] and \
+        tensor.numel() == facts["numel"]
+
+
+def _named(frames: list[Any]) -> Iterator[tuple[str, Any, Any]]:
+    """(path, value, frame) for each frame's locals, and the tensors and modules one or two
+    attributes below them (``self.queue``, ``model.encoder.weight``)."""
+    for frame in frames:
+        for name, value in list(frame.f_locals.items()):
+            if name.startswith("__"):
+                continue
+            yield name, value, frame
+            for attr, item in _attributes(value):
+                yield f"{name}.{attr}", item, frame
+                for inner, deeper in _attributes(item):
+                    yield f"{name}.{attr}.{inner}", deeper, frame
+
+
+def _attributes(value: Any) -> list[tuple[str, Any]]:
+    if isinstance(value, torch.nn.Module):
+        return list(value._buffers.items()) + list(value._modules.items()) + [
+            (k, v) for k, v in vars(value).items() if isinstance(v, torch.Tensor)]
+    if hasattr(value, "__dict__") and not isinstance(value, type) and \
+            not (getattr(type(value), "__module__", "") or "").startswith(("torch", "builtins")):
+        try:
+            return [(k, v) for k, v in vars(value).items()
+                    if isinstance(v, (torch.Tensor, torch.nn.Module))]
+        except TypeError:
+            return []
+    return []
+
+
+def _holder(leaf: torch.Tensor, frames: list[Any]) -> tuple[str, Any]:
+    """The module that holds ``leaf`` as a parameter (its name in the frames), and the
+    optimizer that steps it (its name, or "")."""
+    module, optimizer = "", ""
+    for path, value, _ in _named(frames):
+        if not module and isinstance(value, torch.nn.Module) and \
+                any(p is leaf for p in value.parameters(recurse=True)):
+            module = path
+        if not optimizer and isinstance(value, torch.optim.Optimizer) and any(
+                p is leaf for group in value.param_groups for p in group["params"]):
+            optimizer = path
+    return module, optimizer
+
+
+def _reaches(tensor: torch.Tensor, node: Any) -> bool:
+    start = tensor.grad_fn
+    if start is None:
+        return False
+    near = breadth_first([start], stop=lambda n: n is node)
+    return node in near[:64]
+
+
+def find_write(error: BaseException, written: list[tuple[Any, str]],
+               frames: list[Any]) -> Write | None:
+    """What changed the saved tensor of the in-place ``error``: its node, its name in the
+    program, and the write's line (``written``: see :func:`written_nodes`; None when empty)."""
+    facts = _parsed(error)
+    if not written or facts is None:
+        return None
+    node, slot = written[0]
+    versions = (facts["then"], facts["now"])
+    for leaf in _leaves_under(node):
+        if _matches(leaf, facts) and leaf.requires_grad:
+            module, optimizer = _holder(leaf, frames)
+            found = _step_of(optimizer, frames) if optimizer else None
+            found = found[:4] if found else None
+            return Write(node_name(node), slot, module, True, "step", *(found or ("", 0, "", "")),
+                         versions)
+    for path, value, frame in _named(frames):
+        if _matches(value, facts) and (value.grad_fn is None or _reaches(value, node)):
+            found = _op_on(path, frames)
+            if found is not None:  # named as the line that writes it does (self.queue)
+                path, found = found[4] or path, found[:4]
+            return Write(node_name(node), slot, path, bool(value.requires_grad and value.is_leaf),
+                         "op", *(found or ("", 0, "", "")), versions)
+    return Write(node_name(node), slot, "", False, "op", versions=versions)
+
+
+def _functions(frames: list[Any]) -> Iterator[tuple[str, ast.AST, int]]:
+    """The user's functions to look for a write in: each frame's own first (with its line), then
+    every function of the frames' files (a write inside a module's ``forward``)."""
+    files = []
+    for frame in frames:
+        code = frame.f_code
+        tree = source_tree(code.co_filename)
+        if tree is None:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)) and \
+                    getattr(node, "lineno", code.co_firstlineno) == code.co_firstlineno and \
+                    getattr(node, "name", "<module>") == code.co_name:
+                yield code.co_filename, node, frame.f_lineno
+                break
+        if code.co_filename not in files and not code.co_filename.startswith(NOT_USERS):
+            files.append(code.co_filename)
+    for filename in files:
+        for node in ast.walk(source_tree(filename)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                yield filename, node, 0
+
+
+def _in_place(statement: ast.stmt) -> Iterator[str]:
+    """The paths a statement writes in place: ``x += 1``, ``x.relu_()``, ``x[i] = v``."""
+    if isinstance(statement, ast.AugAssign):
+        yield path_of(statement.target) or ""
+    if isinstance(statement, ast.Assign):
+        for target in statement.targets:
+            if isinstance(target, ast.Subscript):
+                yield path_of(target.value) or ""
+    for node in ast.walk(statement):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                node.func.attr.endswith("_") and not node.func.attr.startswith("_"):
+            yield path_of(node.func.value) or ""
+
+
+_BLOCKS = (ast.For, ast.AsyncFor, ast.While, ast.If, ast.With, ast.AsyncWith, ast.Try)
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+
+
+def _statements(scope: ast.AST) -> list[ast.stmt]:
+    """The simple statements of ``scope``, in blocks too, not in nested functions or classes."""
+    found, todo = [], list(ast.iter_child_nodes(scope))
+    while todo:
+        node = todo.pop()
+        if isinstance(node, _SCOPES):
+            continue
+        if isinstance(node, ast.stmt) and not isinstance(node, _BLOCKS):
+            found.append(node)
+        else:
+            todo += list(ast.iter_child_nodes(node))
+    return sorted(found, key=lambda n: n.lineno)
+
+
+def _last_before(scope: ast.AST, line: int, wanted: Any) -> ast.stmt | None:
+    """The last statement of ``scope`` (before ``line`` when given) that ``wanted`` accepts."""
+    hits = [s for s in _statements(scope) if wanted(s) and (not line or s.lineno < line)]
+    return hits[-1] if hits else None
+
+
+def _op_on(path: str, frames: list[Any]) -> tuple | None:
+    """Where the program writes ``path`` in place (``self.queue`` is matched in any method by
+    its attribute): (file, line, function, text, the path as written there)."""
+    attr = path.split(".", 1)[1] if "." in path else ""
+
+    def writes(statement: ast.stmt) -> str:
+        return next((p for p in _in_place(statement) if p == path or (
+            attr and p.endswith("." + attr.split(".")[-1]))), "")
+    return _found(frames, writes)
+
+
+def _step_of(optimizer: str, frames: list[Any]) -> tuple | None:
+    """Where the program calls ``optimizer.step()``: (file, line, function, text, name)."""
+    def steps(statement: ast.stmt) -> str:
+        return optimizer if any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and
+                   n.func.attr == "step" and path_of(n.func.value) == optimizer
+                   for n in ast.walk(statement)) else ""
+    return _found(frames, steps)
+
+
+def _found(frames: list[Any], wanted: Any) -> tuple | None:
+    for filename, scope, line in _functions(frames):
+        hit = _last_before(scope, line, wanted) or (_last_before(scope, 0, wanted) if line else None)
+        if hit is not None:
+            text = (ast.get_source_segment("".join(linecache.getlines(filename)), hit)
+                    or "").split("\n")[0]
+            return filename, hit.lineno, getattr(scope, "name", "<module>"), text, wanted(hit)
+    return None
