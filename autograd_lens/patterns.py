@@ -46,6 +46,8 @@ class Pattern:
     ``suspect_fix`` is the same fix said of one named tensor (``"detach it at the start of
     each batch"``); without it a suspect gets ``fix``. ``rule`` computes the fix as an edit of
     the program (see :func:`fixes`); ``proofs`` names the programs that prove it.
+    ``across_step`` is the fix said when an optimizer's ``step()`` runs between the two calls,
+    where keeping the graph (``retain_graph=True``) would meet weights changed in place.
     """
 
     key: str
@@ -55,6 +57,7 @@ class Pattern:
     suspect_fix: str = ""
     rule: Rule | None = None
     proofs: tuple[str, ...] = ()
+    across_step: str = ""
 
     def links(self) -> list[str]:
         """Addresses of the published pages about this pattern: a bare name is a notebook
@@ -73,13 +76,18 @@ class Pattern:
             return []  # a source the rule does not understand: no edit rather than a guess
 
 
+_NO_RETAIN = ("run the forward pass again after optimizer.step() and before the second backward; "
+              "retain_graph=True would not do, since the step changes in place the weights the "
+              "graph saved")
+
 PATTERNS: dict[str, Pattern] = {p.key: p for p in (
     Pattern("backward_twice", "backward twice through the same graph",
             "run the forward pass again before the second backward (or pass retain_graph=True to "
             "the first backward or autograd.grad call if two passes through one graph are really "
             "wanted)",
             ("01_backward_twice", "14_grad_then_backward", "11_higher_order_gradients"),
-            rule=rules.rerun_or_retain, proofs=("backward_twice", "backward_twice_closure")),
+            rule=rules.rerun_or_retain, proofs=("backward_twice", "backward_twice_closure"),
+            across_step=_NO_RETAIN),
     Pattern("modified_in_place", "a weight a node saved, changed by optimizer.step() before "
             "the backward through that node",
             "build the loss (and every value it is made from that went through the stepped "
@@ -128,7 +136,10 @@ PATTERNS: dict[str, Pattern] = {p.key: p for p in (
             "(D(fake.detach()) in a GAN's discriminator step); recompute what was computed "
             "outside the loop",
             ("02_two_losses_one_forward", "12_gan_discriminator", "13_tensor_outside_loop"),
-            rule=rules.sum_losses, proofs=("shared_trunk",)),
+            rule=rules.sum_losses, proofs=("shared_trunk", "shared_trunk_across_step"),
+            across_step="compute the shared part again after optimizer.step() for the second "
+                        "loss; summing the losses would drop the first step, and "
+                        "retain_graph=True would meet the weights the step changed in place"),
     Pattern("growing_buffer", "a list of tensors kept across updates (log-probabilities, losses)",
             "clear the list after each update (del buffer[:]), or store .detach()ed values or "
             "numbers (.item()) if they are only logged",
@@ -144,7 +155,10 @@ PATTERNS: dict[str, Pattern] = {p.key: p for p in (
             "pass retain_graph=True to autograd.grad (create_graph=True if the gradient is part "
             "of the loss), or compute the loss again before backward",
             ("14_grad_then_backward", "01_backward_twice"),
-            rule=rules.retain_on_grad, proofs=("grad_then_backward",)),
+            rule=rules.retain_on_grad, proofs=("grad_then_backward",),
+            across_step="compute the loss again after optimizer.step() and before backward; "
+                        "retain_graph=True on autograd.grad would not do, since the step changes "
+                        "in place the weights the graph saved"),
     Pattern("higher_order", "a gradient taken without create_graph=True, then a loss "
             "through the same graph",
             "pass create_graph=True to autograd.grad when the loss uses the gradient (a gradient "
@@ -163,12 +177,13 @@ PATTERNS: dict[str, Pattern] = {p.key: p for p in (
             "run the forward again before the second backward, or pass retain_graph=True to the "
             "first one",
             ("18_checkpoint",),
-            rule=rules.rerun_or_retain, proofs=("checkpoint",)),
+            rule=rules.rerun_or_retain, proofs=("checkpoint",), across_step=_NO_RETAIN),
     Pattern("custom_function", "backward a second time through a custom autograd.Function",
             "run the forward again before the second backward, or pass retain_graph=True to the "
             "first one; do not read ctx.saved_tensors after backward",
             ("17_custom_function",),
-            rule=rules.rerun_or_retain, proofs=("custom_function",)),
+            rule=rules.rerun_or_retain, proofs=("custom_function",),
+            across_step=_NO_RETAIN + "; do not read ctx.saved_tensors after backward"),
     Pattern("two_networks", "one network's output fed to a second network after the first "
             "network's backward went through it",
             "detach the output before the second network if its loss should not train the first "

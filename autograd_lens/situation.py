@@ -24,7 +24,7 @@ from .history import Call, alive_roots, as_tensors, old_nodes, sequence
 from .report import PATTERNS, Pattern
 from .verdict import (Evidence, decide, first_saved, in_regions, is_checkpoint, leaves_of,
                       through_weights)
-from .writes import Write, find_write, written_nodes
+from .writes import Write, find_write, steps_between, written_nodes
 
 
 @dataclass
@@ -39,6 +39,15 @@ class Finding:
     notes: list[str] = field(default_factory=list)
     write: Write | None = None
     inplace: bool = False
+    across_step: bool = False  # an optimizer's step() runs between the earlier call and this one
+
+    @property
+    def fix(self) -> str:
+        """The pattern's fix, said without keeping the graph when a step runs in between."""
+        if self.pattern is None:
+            return ""
+        return self.pattern.across_step if self.across_step and self.pattern.across_step \
+            else self.pattern.fix
 
     @property
     def page(self) -> str:
@@ -56,7 +65,7 @@ class Finding:
         return {"error": self.error, "carriers": [c.as_dict() for c in self.carriers],
                 "frontier": self.frontier, "pattern": self.pattern.key if self.pattern else "",
                 "title": self.pattern.title if self.pattern else "",
-                "fix": self.pattern.fix if self.pattern else "", "page": self.page,
+                "fix": self.fix, "page": self.page,
                 "hidden": list(self.hidden)}
 
     def carrier_lines(self) -> list[str]:
@@ -96,7 +105,7 @@ class Finding:
         if self.pattern.key == "unknown":
             return ["Likely pattern: none that the evidence shows (no carrier, no telling "
                     "graph); the debugging page says how to look.", see]
-        return [f"Likely pattern: {self.pattern.title}.", f"Fix: {self.pattern.fix}.", see]
+        return [f"Likely pattern: {self.pattern.title}.", f"Fix: {self.fix}.", see]
 
 
 def written_lines(write: Write | None) -> list[str]:
@@ -256,4 +265,14 @@ def explain(error: BaseException, roots: Any, calls: list[Call], frames: list[An
     named = _written_first(write, [c for c, _ in carriers])
     return Finding(str(error).split("\n")[0], named, frontier,
                    PATTERNS.get(decide(evidence)), _hidden(tensors) if tensors else (),
-                   write=write, inplace=inplace)
+                   write=write, inplace=inplace, across_step=_across_step(used, frames))
+
+
+def _across_step(calls: list[Call], frames: list[Any]) -> bool:
+    """Whether the source steps an optimizer between the newest earlier call and this one."""
+    if not calls or not frames:
+        return False
+    file, first, line = calls[0].where
+    code = frames[0].f_code
+    return (file, first) == (code.co_filename, code.co_firstlineno) and \
+        steps_between(file, line, frames[0].f_lineno)

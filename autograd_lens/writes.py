@@ -276,3 +276,18 @@ def _found(frames: list[Any], wanted: Any) -> tuple | None:
                     or "").split("\n")[0]
             return filename, hit.lineno, getattr(scope, "name", "<module>"), text, wanted(hit)
     return None
+
+
+def steps_between(filename: str, first: int, last: int) -> bool:
+    """Whether the source calls a ``step()`` (an optimizer's) on a line after ``first`` and
+    before ``last`` of ``filename``, in the function holding ``last``: retaining the graph of
+    the call at ``first`` for a backward at ``last`` would meet weights that step changed."""
+    tree = source_tree(filename) if filename else None
+    if tree is None or first >= last:
+        return False
+    scopes = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+              and n.lineno <= last <= n.end_lineno and n.lineno <= first]
+    scope = min(scopes, key=lambda n: n.end_lineno - n.lineno) if scopes else tree
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and
+               n.func.attr == "step" and first < n.lineno < last
+               for s in _statements(scope) for n in ast.walk(s))

@@ -82,3 +82,18 @@ INPLACE_REFERENCES = {
     "written_in_place_buffer": (["model"], [ref_written_buffer]),
     "modified_in_place_actor_critic": (["actor", "critic"], [ref_actor_critic]),
 }
+
+
+def ref_trunk_across_step() -> dict:
+    torch.manual_seed(0)
+    net = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 2))
+    x, y = torch.randn(5, 4), torch.randn(5, 2)
+    first = _grads(net, lambda f: f(x).pow(2).mean())
+    with torch.no_grad():  # plain SGD's step
+        for key, p in net.named_parameters():
+            p -= 0.1 * first[key]
+    # The second loss from a forward run again at the stepped weights (zero_grad before it).
+    return _state(net=(net, _grads(net, lambda f: (f(x) - y).abs().mean())))
+
+
+INPLACE_REFERENCES["shared_trunk_across_step"] = (["net"], [ref_trunk_across_step])
