@@ -24,7 +24,7 @@ from .history import Call, alive_roots, as_tensors, old_nodes, sequence
 from .report import PATTERNS, Pattern
 from .verdict import (Evidence, decide, first_saved, in_regions, is_checkpoint, leaves_of,
                       through_weights)
-from .writes import Write, find_write, steps_between, written_nodes
+from .writes import Write, built_before, find_write, steps_between, written_nodes
 
 
 @dataclass
@@ -171,6 +171,18 @@ def _evidence(carriers: list[tuple[Carrier, Candidate]], view: Any, order: list[
     return evidence
 
 
+def _at_build(carrier: Carrier, frames: list[Any]) -> Carrier:
+    """A carrier of a graph a step changed, named where it was built before that step."""
+    write = carrier.write
+    if write.how != "step" or not write.line or carrier.file != write.file or \
+            not frames or carrier.line <= write.line:
+        return carrier
+    line = built_before(carrier.file, carrier.name, write.line)
+    return dataclasses.replace(carrier, line=line, why=f"is built here, before "
+                               f"`{write.text}` at {write.where()} changed in place a weight "
+                               "its graph saved") if line else carrier
+
+
 def _written_first(write: Write | None, carriers: list[Carrier]) -> list[Carrier]:
     """For a tensor the program wrote in place, that tensor at its write comes first."""
     if write is None or write.how != "op" or not write.name or not write.line:
@@ -256,7 +268,8 @@ def explain(error: BaseException, roots: Any, calls: list[Call], frames: list[An
     ranked = rank_candidates(view, frames, used, inplace, write)
     if write is not None:  # every name whose graph reaches the node: what the edit builds again
         write = dataclasses.replace(write, carrying=tuple(c.name for _, _, c in ranked))
-        ranked = [(s, found, dataclasses.replace(c, write=write)) for s, found, c in ranked]
+        ranked = [(s, found, _at_build(dataclasses.replace(c, write=write), frames))
+                  for s, found, c in ranked]
     carriers = shown(ranked, set(root_nodes))
     evidence = _evidence(carriers, view, order, kids, old, root_nodes, used, inplace, frames,
                          known, nested, list(regions))

@@ -291,3 +291,19 @@ def steps_between(filename: str, first: int, last: int) -> bool:
     return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and
                n.func.attr == "step" and first < n.lineno < last
                for s in _statements(scope) for n in ast.walk(s))
+
+
+def built_before(filename: str, name: str, line: int) -> int:
+    """The line of the last assignment of ``name`` before ``line``, in the function holding
+    ``line`` (0: none)."""
+    tree = source_tree(filename) if filename else None
+    if tree is None:
+        return 0
+    scopes = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+              and n.lineno <= line <= n.end_lineno]
+    scope = min(scopes, key=lambda n: n.end_lineno - n.lineno) if scopes else tree
+    stores = [s.lineno for s in _statements(scope) if s.lineno < line and isinstance(
+        s, (ast.Assign, ast.AnnAssign)) and any(
+        path_of(t) == name for target in getattr(s, "targets", [getattr(s, "target", None)])
+        for t in (target.elts if isinstance(target, ast.Tuple) else [target]))]
+    return stores[-1] if stores else 0

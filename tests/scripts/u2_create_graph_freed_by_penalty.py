@@ -8,11 +8,11 @@ critic = nn.Sequential(nn.Linear(2, 16), nn.Tanh(), nn.Linear(16, 1))
 opt = torch.optim.SGD(critic.parameters(), lr=0.01)
 for step in range(3):
     mixed = torch.randn(8, 2, requires_grad=True)
-    scores = critic(mixed)  # enters: scores
+    scores = critic(mixed)
     (slope,) = torch.autograd.grad(scores.sum(), mixed, create_graph=True)
     penalty = ((slope.norm(dim=1) - 1) ** 2).mean()
     opt.zero_grad()
     penalty.backward()
-    loss = scores.mean()
+    loss = scores.mean()  # enters: scores
     loss.backward()
     opt.step()
