@@ -83,7 +83,9 @@ def _read_in_methods(candidate: Candidate, files: list[str],
             pass
     for depth in range(len(parts) - 1, 0, -1):  # self.prior.scale, then self.prior
         attr = parts[depth].split("[")[0]
-        suffix = parts[depth][len(attr):] if depth == len(parts) - 1 else ""
+        # The tensor attribute, never its module: reached through ``self.recurrent``, the name
+        # keeps the rest of the path (``self.recurrent.h``).
+        suffix = parts[depth][len(attr):] + "".join("." + p for p in parts[depth + 1:])
         found = _reading(attr, suffix, files, old)
         if found is not None:
             return found
