@@ -128,7 +128,7 @@ PATTERNS: dict[str, Pattern] = {p.key: p for p in (
             ("13_tensor_outside_loop", "04_two_networks"),
             "compute it inside the loop, or detach it (or compute it under torch.no_grad()) "
             "if it needs no gradient",
-            rule=rules_state.recompute_inside, proofs=("outside_loop",)),
+            rule=rules_state.recompute_inside, proofs=("outside_loop", "outside_loop_closure")),
     Pattern("shared_trunk", "a shared part of the graph that an earlier backward already went "
             "through (two losses over one forward, a GAN's fake batch, a tensor computed outside "
             "the loop)",

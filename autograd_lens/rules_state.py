@@ -117,6 +117,12 @@ def recompute_inside(case: Case) -> list[Fix]:
     carrier, source = top_carrier(case)
     statement = source.statement_at(carrier.line) if source else None
     loop = source.loop_of(statement) if statement else None
+    if loop is None and statement is not None and len(source.scopes_at(statement.lineno)) > 1 \
+            and not source.stores(source.scope_at(statement.lineno), carrier.name):
+        # Read by a function called again and again (an optimizer's closure) that only reads
+        # it: computed again inside that function, before it is read.
+        return one_fix("computed again each time the function runs: each call's backward goes "
+                       "through a new graph", recompute(source, carrier.name, statement))
     if loop is None:
         return []
     stores = [s for s in source.stores(source.scope_at(carrier.line), carrier.name)

@@ -423,6 +423,7 @@ REFERENCES = {
 
 
 REFERENCES.update(INPLACE_REFERENCES)
+REFERENCES["outside_loop_closure"] = (["model"], [ref_closure])  # the forward moved inside
 
 
 def observed(namespace: dict, names: list[str]) -> dict:
