@@ -28,13 +28,15 @@ from .candidates import Candidate, find_candidates
 from .entry import Entry, Step, entry_of
 from .graph import breadth_first, children
 from .history import Call
+from .writes import built_in_frame
 
 _RELATION = {"frontier": 8.0, "old": 6.0, "fresh": 4.0, "outside": 2.0}
 _HOW = {"read_first": 4.0, "kept": 4.0, "unread": 0.0, "assigned_first": -4.0}
 _SHOWN = 5.0  # a carrier's least score: the source brings it (or an old graph) into the step
 _CLOSE = 1.0
 _SPREAD = 5.5  # carriers are shown down to this far below the first (a loop can have two bugs)
-_ROOT = 3.0  # the new loss being backwarded ranks below what it was computed from  # scores this close are ordered by which was computed from which
+_ROOT = 3.0  # the new loss being backwarded ranks below what it was computed from
+_BUILT = 8.0  # the in-place error: a value built before the step, where the step is
 
 
 @dataclass(frozen=True)
@@ -245,6 +247,8 @@ def rank_candidates(view: GraphView, frames: list[Any], calls: list[Call],
                           entry.update, kind == "old" and entry.outside_loop, candidate.form,
                           entry.how, write)
         score = _score(relation, entry, view.distance.get(node))
+        if write is not None and built_in_frame(write, frames[candidate.frame_index], entry.name):
+            score += _BUILT  # built before the step, in the function that steps
         if relation == "fresh" and node in view.roots:
             score -= _ROOT  # the loss being backwarded: named only when nothing upstream is
         ranked.append((score, candidate, carrier))

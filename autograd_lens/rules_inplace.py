@@ -67,7 +67,13 @@ def after_the_step(case: Case) -> list[Fix]:
     if write is None or failed is None or write.how != "step" or not write.line:
         return []
     source, statement, call = failed
-    step = source.statement_at(write.line) if write.file == source.file else None
+    root = receiver(call)
+    if write.file != source.file or source.scope_at(write.line) is not \
+            source.scope_at(statement.lineno):  # backward runs in a function called from there
+        source = Source.read(write.file)
+        statement = source.statement_at(write.reached) if source and write.reached else None
+        root = None
+    step = source.statement_at(write.line) if statement is not None else None
     if step is None or source.scope_at(step.lineno) is not source.scope_at(statement.lineno):
         return []
     if step.lineno > statement.lineno:  # the step comes later in a loop: the next turn
@@ -76,7 +82,7 @@ def after_the_step(case: Case) -> list[Fix]:
         return one_fix("the carrier is built again where it enters, from the weights as the "
                        "step left them", recompute(source, carrier.name, entry)
                        if entry is not None and carrier.kind != "written" else None)
-    copies = _built_before(source, step, statement, receiver(call), set(write.carrying))
+    copies = _built_before(source, step, statement, root, set(write.carrying))
     if not copies:
         return []
     indent, plan = source.indent(step.lineno), Plan(source)
@@ -95,10 +101,10 @@ def _built_before(source: Source, step: ast.stmt, failed: ast.stmt, root: str | 
     """The assignments before ``step`` (in its function, in blocks that hold it) of the values
     the failing backward's loss is made from and that carry the changed graph, in source order."""
     scope = source.scope_at(step.lineno)
-    wanted = {root} if root else set()
+    wanted = {root} if root else {n for n in carrying if source.reads(failed, n)}
     between = [s for s in source.statements(scope) if step.end_lineno < s.lineno < failed.lineno]
-    for node in reversed(between):  # built after the step already, from what?
-        if wanted & set(targets(node)):
+    for node in reversed(between):  # built after the step already (surely), from what?
+        if wanted & set(targets(node)) and _encloses(source, node, failed):
             wanted -= set(targets(node))
             wanted |= {n for n in carrying if source.reads(node, n)}
     copies = []

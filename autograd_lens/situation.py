@@ -24,7 +24,8 @@ from .history import Call, alive_roots, as_tensors, old_nodes, sequence
 from .report import PATTERNS, Pattern
 from .verdict import (Evidence, decide, first_saved, in_regions, is_checkpoint, leaves_of,
                       through_weights)
-from .writes import Write, built_before, find_write, steps_between, written_nodes
+from .writes import (Write, built_before, find_write, reached_from, steps_between,
+                     written_nodes)
 
 
 @dataclass
@@ -174,10 +175,11 @@ def _evidence(carriers: list[tuple[Carrier, Candidate]], view: Any, order: list[
 def _at_build(carrier: Carrier, frames: list[Any]) -> Carrier:
     """A carrier of a graph a step changed, named where it was built before that step."""
     write = carrier.write
-    if write.how != "step" or not write.line or carrier.file != write.file or \
-            not frames or carrier.line <= write.line:
+    if write.how != "step" or not write.line or carrier.file != write.file or not frames:
         return carrier
     line = built_before(carrier.file, carrier.name, write.line)
+    if carrier.line <= write.line and line != carrier.line:
+        return carrier  # read later in a loop that steps after: named where it enters
     return dataclasses.replace(carrier, line=line, why=f"is built here, before "
                                f"`{write.text}` at {write.where()} changed in place a weight "
                                "its graph saved") if line else carrier
@@ -267,7 +269,8 @@ def explain(error: BaseException, roots: Any, calls: list[Call], frames: list[An
     view = GraphView(order, kids, old, root_nodes)
     ranked = rank_candidates(view, frames, used, inplace, write)
     if write is not None:  # every name whose graph reaches the node: what the edit builds again
-        write = dataclasses.replace(write, carrying=tuple(c.name for _, _, c in ranked))
+        write = dataclasses.replace(write, carrying=tuple(c.name for _, _, c in ranked),
+                                    reached=reached_from(write, frames))
         ranked = [(s, found, _at_build(dataclasses.replace(c, write=write), frames))
                   for s, found, c in ranked]
     carriers = shown(ranked, set(root_nodes))

@@ -51,6 +51,8 @@ class Write:
         text: the write's source (``probs += 1e-6``, ``critic_opt.step()``).
         versions: (the version the node saved, the version now).
         carrying: the names of the program whose graph reaches the node (set by the caller).
+        reached: the line of the function that steps where the failing backward is reached
+            (the backward itself, or the call that leads to it).
     """
 
     node: str
@@ -64,6 +66,7 @@ class Write:
     text: str = ""
     versions: tuple[int, int] = (0, 0)
     carrying: tuple[str, ...] = ()
+    reached: int = 0
 
     def where(self) -> str:
         return f"{os.path.basename(self.file)}:{self.line}" if self.line else ""
@@ -307,3 +310,26 @@ def built_before(filename: str, name: str, line: int) -> int:
         path_of(t) == name for target in getattr(s, "targets", [getattr(s, "target", None)])
         for t in (target.elts if isinstance(target, ast.Tuple) else [target]))]
     return stores[-1] if stores else 0
+
+
+def reached_from(write: Write, frames: list[Any]) -> int:
+    """The line, in the function that steps, where the program was when backward failed."""
+    for frame in frames:
+        lines = [line for _, _, line in frame.f_code.co_lines() if line]
+        if write.how == "step" and frame.f_code.co_filename == write.file and lines and \
+                min(lines) <= write.line <= max(lines):
+            return frame.f_lineno
+    return 0
+
+
+def built_in_frame(write: Write, frame: Any, name: str) -> int:
+    """For a step's write: the line where ``frame``'s function, the one that steps, assigns
+    ``name`` before the step (0: another function, or not assigned before it)."""
+    code = frame.f_code
+    if write.how != "step" or not write.line or code.co_filename != write.file or \
+            "." in name or name not in code.co_varnames + code.co_names:
+        return 0
+    lines = [line for _, _, line in code.co_lines() if line]
+    if not lines or not min(lines) <= write.line <= max(lines):
+        return 0
+    return built_before(write.file, name, write.line)
