@@ -272,9 +272,9 @@ def _common(a: str, b: str) -> int:
     return min(len(a), len(b)) if overlaps(a, b) else 0
 
 
-def reads_of_attribute(tree: ast.Module, attr: str) -> list[tuple[str, Use, bool]]:
+def reads_of_attribute(tree: ast.Module, attr: str) -> list[tuple[str, Use, bool, int]]:
     """Functions of ``tree`` that read ``<something>.attr``: (function name, read, whether the
-    function reads it before assigning it)."""
+    function reads it before assigning it, the function's first line as its code counts it)."""
     found = []
     for node in ast.walk(tree):
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -291,5 +291,6 @@ def reads_of_attribute(tree: ast.Module, attr: str) -> list[tuple[str, Use, bool
                 use = next((u for u in uses if not u.store and not u.mutator
                             and overlaps(u.path, base)), None)
             if use is not None:
-                found.append((node.name, use, before))
+                first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+                found.append((node.name, use, before, first))
     return found
