@@ -271,8 +271,9 @@ def explain(error: BaseException, roots: Any, calls: list[Call], frames: list[An
     if write is not None:  # every name whose graph reaches the node: what the edit builds again
         write = dataclasses.replace(write, carrying=tuple(c.name for _, _, c in ranked),
                                     reached=reached_from(write, frames))
-        ranked = [(s, found, _at_build(dataclasses.replace(c, write=write), frames))
-                  for s, found, c in ranked]
+        ranked = [(s, found, dataclasses.replace(c, write=write) if found.tensor.grad_fn in
+                   root_nodes else _at_build(dataclasses.replace(c, write=write), frames))
+                  for s, found, c in ranked]  # the loss backwarded: named where it is
     carriers = shown(ranked, set(root_nodes))
     evidence = _evidence(carriers, view, order, kids, old, root_nodes, used, inplace, frames,
                          known, nested, list(regions))

@@ -41,8 +41,6 @@ NO_EDIT = {
                               "model's design",
     "carrier_cached_distribution.py": "the old graph sits in a distribution's lazily cached "
                                       "logits, made by no line of the program",
-    "carrier_reentrant_segment.py": "the tensor computed before the loop enters inside a "
-                                    "checkpointed segment's function",
     "carrier_state_in_generator.py": "the state lives in a generator's frame, not in the step",
     "carrier_loss_helper.py": "the running total is backwarded inside a helper: keeping it as "
                               "a number there would leave the helper a float to backward",
