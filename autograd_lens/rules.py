@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from .edits import Edit, Plan, Source, path_of, targets
-from .writes import steps_between
+from .source_writes import steps_between
 
 BACKWARD = ("backward",)
 GRAD = ("grad",)

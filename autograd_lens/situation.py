@@ -24,8 +24,8 @@ from .history import Call, alive_roots, as_tensors, old_nodes, sequence
 from .report import PATTERNS, Pattern
 from .verdict import (Evidence, decide, first_saved, in_regions, is_checkpoint, leaves_of,
                       through_weights)
-from .writes import (Write, built_before, find_write, reached_from, steps_between,
-                     written_nodes)
+from .source_writes import built_before, steps_between
+from .writes import Write, find_write, reached_from, written_nodes
 
 
 @dataclass
