@@ -28,13 +28,15 @@ from .candidates import Candidate, find_candidates
 from .entry import Entry, Step, entry_of
 from .graph import breadth_first, children
 from .history import Call
+from .writes import built_in_frame
 
 _RELATION = {"frontier": 8.0, "old": 6.0, "fresh": 4.0, "outside": 2.0}
 _HOW = {"read_first": 4.0, "kept": 4.0, "unread": 0.0, "assigned_first": -4.0}
 _SHOWN = 5.0  # a carrier's least score: the source brings it (or an old graph) into the step
 _CLOSE = 1.0
 _SPREAD = 5.5  # carriers are shown down to this far below the first (a loop can have two bugs)
-_ROOT = 3.0  # the new loss being backwarded ranks below what it was computed from  # scores this close are ordered by which was computed from which
+_ROOT = 3.0  # the new loss being backwarded ranks below what it was computed from
+_BUILT = 8.0  # the in-place error: a value built before the step, where the step is
 
 
 @dataclass(frozen=True)
@@ -59,6 +61,9 @@ class Carrier:
         form: what the name holds at the failure: ``"tensor"``, ``"tuple"`` (an LSTM's
             ``(h, c)``), ``"nested tuple"`` (tuples in a tuple), ``"list"``, ``"dict"`` or
             ``"object"``.
+        write: for the in-place error, what changed the saved tensor
+            (:class:`~autograd_lens.writes.Write`); ``kind`` is ``"written"`` for the tensor
+            that the program wrote in place itself, named at that write.
     """
 
     name: str
@@ -72,6 +77,7 @@ class Carrier:
     outside_loop: bool = False
     form: str = "tensor"
     entry: str = ""
+    write: Any = None
 
     def as_dict(self) -> dict[str, Any]:
         return {"name": self.name, "file": self.file, "line": self.line,
@@ -148,8 +154,16 @@ def _earlier(call: Call | None) -> str:
     return f"the {what} at {os.path.basename(call.where[0])}:{call.where[2]}"
 
 
-def _why(relation: str, entry: Entry, earlier: str, since: str) -> str:
-    graph = f"a graph that {earlier} already went through{since}"
+def _graph(calls: list[Call], inplace: bool, write: Any) -> str:
+    """The old graph, said as what made it old: an earlier call, or an in-place write."""
+    if write is not None:
+        by = f"`{write.text}` at {write.where()}" if write.line else "an in-place write"
+        return f"a graph whose saved tensor {by} changed in place afterwards"
+    since = " (its saved tensors were modified in place since)" if inplace else ""
+    return f"a graph that {_earlier(calls[0] if calls else None)} already went through{since}"
+
+
+def _why(relation: str, entry: Entry, graph: str) -> str:
     if relation in ("frontier", "old"):
         return _why_old(entry, graph)
     if entry.how == "kept":
@@ -205,19 +219,18 @@ def _upstream_first(ranked: list[tuple[float, Candidate, Carrier]],
 
 
 def rank_candidates(view: GraphView, frames: list[Any], calls: list[Call],
-                    inplace: bool = False) -> list[tuple[float, Candidate, Carrier]]:
+                    inplace: bool = False, write: Any = None) -> list[tuple[float, Candidate, Carrier]]:
     """Every candidate with a graph that reaches an old node of ``view`` (this backward's
     graph), as (score, the candidate, the carrier it would be), best first.
 
     ``frames``: the user's frames at the moment of failure, innermost first; ``calls``: the
     earlier calls that explain the old nodes, newest first; ``inplace``: the error is the
-    in-place one (saved tensors modified since saved)."""
+    in-place one (saved tensors modified since saved); ``write``: what modified them."""
     if not view.old or not frames:
         return []
     latest = calls[0] if calls else None
     steps = [Step(frame, latest, index == 0) for index, frame in enumerate(frames)]
-    earlier = _earlier(latest)
-    since = " (its saved tensors were modified in place since)" if inplace else ""
+    graph = _graph(calls, inplace, write)
     ranked, names = [], set()
     for candidate in find_candidates(frames, [s.read for s in steps]):
         node = candidate.tensor.grad_fn
@@ -230,10 +243,12 @@ def rank_candidates(view: GraphView, frames: list[Any], calls: list[Call],
         names.add((entry.name, entry.line))
         kind = "old" if relation in ("frontier", "old") else "carried"
         carrier = Carrier(entry.name, entry.file, entry.line, entry.function,
-                          _why(relation, entry, earlier, since), kind, candidate.origin,
+                          _why(relation, entry, graph), kind, candidate.origin,
                           entry.update, kind == "old" and entry.outside_loop, candidate.form,
-                          entry.how)
+                          entry.how, write)
         score = _score(relation, entry, view.distance.get(node))
+        if write is not None and built_in_frame(write, frames[candidate.frame_index], entry.name):
+            score += _BUILT  # built before the step, in the function that steps
         if relation == "fresh" and node in view.roots:
             score -= _ROOT  # the loss being backwarded: named only when nothing upstream is
         ranked.append((score, candidate, carrier))

@@ -81,21 +81,41 @@ def _read_in_methods(candidate: Candidate, files: list[str],
             files = [inspect.getsourcefile(type(candidate.owner)) or ""] + files
         except TypeError:
             pass
+    owned = _methods(candidate.owner)
     for depth in range(len(parts) - 1, 0, -1):  # self.prior.scale, then self.prior
         attr = parts[depth].split("[")[0]
-        suffix = parts[depth][len(attr):] if depth == len(parts) - 1 else ""
-        found = _reading(attr, suffix, files, old)
+        # The tensor attribute, never its module: reached through ``self.recurrent``, the name
+        # keeps the rest of the path (``self.recurrent.h``).
+        suffix = parts[depth][len(attr):] + "".join("." + p for p in parts[depth + 1:])
+        # The owner's own methods first (another class of the file may keep an attribute of
+        # the same name), then any function of the user's files.
+        found = (_reading(attr, suffix, files, old, owned) if depth == len(parts) - 1 and owned
+                 else None) or _reading(attr, suffix, files, old)
         if found is not None:
             return found
     return None
 
 
-def _reading(attr: str, suffix: str, files: list[str],
-             old: bool) -> tuple[str, str, int, str] | None:
+def _methods(owner: Any) -> set[tuple[str, int]]:
+    """(file, first line) of each method of the owner's class and its bases."""
+    found = set()
+    for cls in type(owner).__mro__ if owner is not None else ():
+        for value in vars(cls).values():
+            code = getattr(value, "__code__", None)
+            if code is not None:
+                found.add((code.co_filename, code.co_firstlineno))
+    return found
+
+
+def _reading(attr: str, suffix: str, files: list[str], old: bool,
+             owned: set[tuple[str, int]] | None = None) -> tuple[str, str, int, str] | None:
     found = None
     for filename in dict.fromkeys(f for f in files if f and not f.startswith(NOT_USERS)):
         tree = source_tree(filename)
-        for function, use, before in ([] if tree is None else reads_of_attribute(tree, attr)):
+        for function, use, before, first in ([] if tree is None else
+                                             reads_of_attribute(tree, attr)):
+            if owned is not None and (filename, first) not in owned:
+                continue
             if before:
                 return use.path + suffix, filename, use.line, function
             if old and found is None:

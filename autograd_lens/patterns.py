@@ -16,7 +16,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import rules, rules_state
+from . import rules, rules_inplace, rules_state
 from .rules import Case, Fix, Rule
 
 
@@ -46,6 +46,8 @@ class Pattern:
     ``suspect_fix`` is the same fix said of one named tensor (``"detach it at the start of
     each batch"``); without it a suspect gets ``fix``. ``rule`` computes the fix as an edit of
     the program (see :func:`fixes`); ``proofs`` names the programs that prove it.
+    ``across_step`` is the fix said when an optimizer's ``step()`` runs between the two calls,
+    where keeping the graph (``retain_graph=True``) would meet weights changed in place.
     """
 
     key: str
@@ -55,6 +57,7 @@ class Pattern:
     suspect_fix: str = ""
     rule: Rule | None = None
     proofs: tuple[str, ...] = ()
+    across_step: str = ""
 
     def links(self) -> list[str]:
         """Addresses of the published pages about this pattern: a bare name is a notebook
@@ -73,18 +76,32 @@ class Pattern:
             return []  # a source the rule does not understand: no edit rather than a guess
 
 
+_NO_RETAIN = ("run the forward pass again after optimizer.step() and before the second backward; "
+              "retain_graph=True would not do, since the step changes in place the weights the "
+              "graph saved")
+
 PATTERNS: dict[str, Pattern] = {p.key: p for p in (
     Pattern("backward_twice", "backward twice through the same graph",
             "run the forward pass again before the second backward (or pass retain_graph=True to "
             "the first backward or autograd.grad call if two passes through one graph are really "
             "wanted)",
             ("01_backward_twice", "14_grad_then_backward", "11_higher_order_gradients"),
-            rule=rules.rerun_or_retain, proofs=("backward_twice", "backward_twice_closure")),
-    Pattern("modified_in_place", "a saved tensor modified in place after it was saved",
-            "run the forward pass again after optimizer.step() or any in-place update; do not "
-            "reuse a loss from before the update, and avoid in-place ops on tensors a node saved",
+            rule=rules.rerun_or_retain, proofs=("backward_twice", "backward_twice_closure"),
+            across_step=_NO_RETAIN),
+    Pattern("modified_in_place", "a weight a node saved, changed by optimizer.step() before "
+            "the backward through that node",
+            "build the loss (and every value it is made from that went through the stepped "
+            "model) again after optimizer.step(); do not reuse a loss built before the step, and "
+            "do not retain a graph across a step",
             ("08_retain_step_backward", "16_module_state_with_history"),
-            rule=rules.rerun_forward, proofs=("modified_in_place",)),
+            rule=rules_inplace.after_the_step,
+            proofs=("modified_in_place", "modified_in_place_actor_critic")),
+    Pattern("written_in_place", "a tensor a node saved, then written in place by the program",
+            "write out of place instead (y = y + 1, h = h.relu()), or write into a copy made "
+            "just before the write (x = x.clone()), so the node keeps the tensor it saved",
+            ("10_detach", "16_module_state_with_history"),
+            rule=rules_inplace.out_of_place,
+            proofs=("written_in_place_add", "written_in_place_relu", "written_in_place_buffer")),
     Pattern("accumulated_loss", "a loss accumulated as a tensor across steps",
             "call backward on each step's loss and keep a running total as a number "
             "(loss.item()); clear lists of log-probabilities or losses after each update",
@@ -111,7 +128,7 @@ PATTERNS: dict[str, Pattern] = {p.key: p for p in (
             ("13_tensor_outside_loop", "04_two_networks"),
             "compute it inside the loop, or detach it (or compute it under torch.no_grad()) "
             "if it needs no gradient",
-            rule=rules_state.recompute_inside, proofs=("outside_loop",)),
+            rule=rules_state.recompute_inside, proofs=("outside_loop", "outside_loop_closure")),
     Pattern("shared_trunk", "a shared part of the graph that an earlier backward already went "
             "through (two losses over one forward, a GAN's fake batch, a tensor computed outside "
             "the loop)",
@@ -119,7 +136,10 @@ PATTERNS: dict[str, Pattern] = {p.key: p for p in (
             "(D(fake.detach()) in a GAN's discriminator step); recompute what was computed "
             "outside the loop",
             ("02_two_losses_one_forward", "12_gan_discriminator", "13_tensor_outside_loop"),
-            rule=rules.sum_losses, proofs=("shared_trunk",)),
+            rule=rules.sum_losses, proofs=("shared_trunk", "shared_trunk_across_step"),
+            across_step="compute the shared part again after optimizer.step() for the second "
+                        "loss; summing the losses would drop the first step, and "
+                        "retain_graph=True would meet the weights the step changed in place"),
     Pattern("growing_buffer", "a list of tensors kept across updates (log-probabilities, losses)",
             "clear the list after each update (del buffer[:]), or store .detach()ed values or "
             "numbers (.item()) if they are only logged",
@@ -135,7 +155,10 @@ PATTERNS: dict[str, Pattern] = {p.key: p for p in (
             "pass retain_graph=True to autograd.grad (create_graph=True if the gradient is part "
             "of the loss), or compute the loss again before backward",
             ("14_grad_then_backward", "01_backward_twice"),
-            rule=rules.retain_on_grad, proofs=("grad_then_backward",)),
+            rule=rules.retain_on_grad, proofs=("grad_then_backward",),
+            across_step="compute the loss again after optimizer.step() and before backward; "
+                        "retain_graph=True on autograd.grad would not do, since the step changes "
+                        "in place the weights the graph saved"),
     Pattern("higher_order", "a gradient taken without create_graph=True, then a loss "
             "through the same graph",
             "pass create_graph=True to autograd.grad when the loss uses the gradient (a gradient "
@@ -154,12 +177,13 @@ PATTERNS: dict[str, Pattern] = {p.key: p for p in (
             "run the forward again before the second backward, or pass retain_graph=True to the "
             "first one",
             ("18_checkpoint",),
-            rule=rules.rerun_or_retain, proofs=("checkpoint",)),
+            rule=rules.rerun_or_retain, proofs=("checkpoint",), across_step=_NO_RETAIN),
     Pattern("custom_function", "backward a second time through a custom autograd.Function",
             "run the forward again before the second backward, or pass retain_graph=True to the "
             "first one; do not read ctx.saved_tensors after backward",
             ("17_custom_function",),
-            rule=rules.rerun_or_retain, proofs=("custom_function",)),
+            rule=rules.rerun_or_retain, proofs=("custom_function",),
+            across_step=_NO_RETAIN + "; do not read ctx.saved_tensors after backward"),
     Pattern("two_networks", "one network's output fed to a second network after the first "
             "network's backward went through it",
             "detach the output before the second network if its loss should not train the first "

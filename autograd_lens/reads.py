@@ -36,6 +36,7 @@ class Use(NamedTuple):
     mutator: bool = False
     adds: bool = False  # an assignment that adds to the old value: total = total + x, total += x
     alias: str = ""  # for ``value = value_next``: the path whose value it takes
+    branch_end: int = 0  # an assignment under an ``if``: the last line of that ``if``
 
 
 def path_of(node: ast.AST, *, exact: bool = False) -> str | None:
@@ -74,6 +75,7 @@ class _Reader:
     def __init__(self) -> None:
         self.uses: list[Use] = []
         self.looking = False  # inside a read that does not compute (kept as a mutator-like use)
+        self.branch_end = 0  # inside an ``if``: its last line
 
     def look(self, nodes: list[ast.AST]) -> None:
         was, self.looking = self.looking, True
@@ -124,7 +126,8 @@ class _Reader:
             if isinstance(target, ast.Subscript):
                 self.load(target.slice)
             if path is not None:
-                self.uses.append(Use(path, True, target.lineno, adds=adds, alias=alias))
+                self.uses.append(Use(path, True, target.lineno, adds=adds, alias=alias,
+                                     branch_end=self.branch_end))
 
     def statement(self, node: ast.stmt) -> None:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -156,8 +159,10 @@ class _Reader:
                 node.test.op, ast.Not) else node.test
             (self.look if path_of(test) is not None else self.load)(
                 [test] if path_of(test) is not None else node.test)
+            was, self.branch_end = self.branch_end, node.end_lineno
             for child in node.body + node.orelse:
                 self.statement(child)
+            self.branch_end = was
         else:
             for child in ast.iter_child_nodes(node):
                 self.load(child)
@@ -247,9 +252,14 @@ def step_uses(scope: ast.AST, line: int, previous: int | None) -> list[Use]:
 
 def first_read(uses: list[Use], path: str) -> tuple[Use | None, bool]:
     """The most specific read of ``path`` before it is assigned, and whether it is read at all
-    before being assigned (True: the value comes from before this stretch of code)."""
+    before being assigned (True: the value comes from before this stretch of code). An
+    assignment under an ``if`` that ends before the last use (``if step % 4 == 0: h =
+    h.detach()``) may not run: it does not make the value new."""
     best: Use | None = None
+    last = uses[-1].line if uses else 0
     for use in uses:
+        if use.branch_end and use.branch_end < last:
+            continue  # assigned under an ``if`` that ended: on other turns the old value stays
         if use.store and overlaps(use.path, path) and len(use.path) <= len(path):
             return best, best is not None
         if not use.store and not use.mutator and overlaps(use.path, path):
@@ -262,9 +272,9 @@ def _common(a: str, b: str) -> int:
     return min(len(a), len(b)) if overlaps(a, b) else 0
 
 
-def reads_of_attribute(tree: ast.Module, attr: str) -> list[tuple[str, Use, bool]]:
+def reads_of_attribute(tree: ast.Module, attr: str) -> list[tuple[str, Use, bool, int]]:
     """Functions of ``tree`` that read ``<something>.attr``: (function name, read, whether the
-    function reads it before assigning it)."""
+    function reads it before assigning it, the function's first line as its code counts it)."""
     found = []
     for node in ast.walk(tree):
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -281,5 +291,6 @@ def reads_of_attribute(tree: ast.Module, attr: str) -> list[tuple[str, Use, bool
                 use = next((u for u in uses if not u.store and not u.mutator
                             and overlaps(u.path, base)), None)
             if use is not None:
-                found.append((node.name, use, before))
+                first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+                found.append((node.name, use, before, first))
     return found

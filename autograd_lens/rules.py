@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from .edits import Edit, Plan, Source, path_of, targets
+from .source_writes import steps_between
 
 BACKWARD = ("backward",)
 GRAD = ("grad",)
@@ -125,6 +126,23 @@ def earlier_call(source: Source, statement: ast.stmt, names: tuple[str, ...]) \
     return found[-1] if found else None
 
 
+def same_block(source: Source, first: ast.stmt, second: ast.stmt) -> bool:
+    """Whether two statements sit in one block (one list of statements): deleting the first
+    then never empties a block, and what runs the second runs the first too."""
+    for node in ast.walk(source.scope_at(second.lineno)):
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(node, field, None)
+            if isinstance(block, list) and any(s is second for s in block):
+                return any(s is first for s in block)
+    return False
+
+
+def retain_crosses_a_step(source: Source, earlier: ast.stmt, statement: ast.stmt) -> bool:
+    """Whether an optimizer's ``step()`` runs between the earlier call and the failing one:
+    retaining the earlier call's graph would then meet weights changed in place."""
+    return steps_between(source.file, earlier.end_lineno, statement.lineno)
+
+
 def with_keyword(plan: Plan, source: Source, call: ast.Call, keyword: str) -> Plan | None:
     """``f(a, b)`` becomes ``f(a, b, keyword=True)`` (on the call's last line)."""
     if any(k.arg == keyword for k in call.keywords):
@@ -166,16 +184,27 @@ def sum_losses(case: Case) -> list[Fix]:
     source, statement, call = failed
     earlier = earlier_call(source, statement, BACKWARD)
     second = receiver(call)
-    if earlier is None or second is None:
+    if earlier is None:
+        return []
+    crosses = retain_crosses_a_step(source, earlier[0], statement)
+    if second is None and not crosses:
         return []
     first = receiver(earlier[1])
     fixes = []
     if first and not earlier[1].args and not earlier[1].keywords and not call.args and \
-            not call.keywords and earlier[0].lineno == earlier[0].end_lineno and first != second:
+            not call.keywords and earlier[0].lineno == earlier[0].end_lineno and first != second \
+            and same_block(source, earlier[0], statement) and not crosses:
         plan = Plan(source).replace(earlier[0].lineno, None)
         fixes += one_fix("one backward of the summed losses: the shared part gets the sum of both "
                       "losses' gradients", plan.replace_span(call.func.value,
                                                              f"({first} + {second})"))
+    if crosses:  # the second loss wants the weights as the step left them: a new forward
+        carrier, there = top_carrier(case)
+        if carrier is None or carrier.kind != "old" or there.file != source.file:
+            return fixes
+        return one_fix("the shared part is computed again after the step, so the second loss's "
+                       "backward goes through a new graph, built from the weights as the step "
+                       "left them", recompute(source, carrier.name, statement))
     plan = with_keyword(Plan(source), source, earlier[1], "retain_graph")
     return fixes + one_fix("the first backward keeps the graph for the second: the same gradients "
                         "as one backward of the sum, accumulated in two calls", plan)
@@ -202,7 +231,7 @@ def rerun_or_retain(case: Case) -> list[Fix]:
     failed = failed_call(case)
     fixes = rerun_forward(case)
     earlier = earlier_call(failed[0], failed[1], BACKWARD + GRAD) if failed else None
-    if earlier is not None:
+    if earlier is not None and not retain_crosses_a_step(failed[0], earlier[0], failed[1]):
         fixes += one_fix("the first call keeps the graph, so the second goes through the same "
                       "graph again (its gradients add to the first's)",
                       with_keyword(Plan(failed[0]), failed[0], earlier[1], "retain_graph"))
@@ -215,6 +244,8 @@ def retain_on_grad(case: Case) -> list[Fix]:
     earlier = earlier_call(failed[0], failed[1], GRAD) if failed else None
     if earlier is None:
         return []
+    if retain_crosses_a_step(failed[0], earlier[0], failed[1]):
+        return rerun_forward(case)
     return one_fix("autograd.grad keeps the graph, so backward goes through it once more (the "
                 "gradient and the weights' gradients from one forward)",
                 with_keyword(Plan(failed[0]), failed[0], earlier[1], "retain_graph")) + \

@@ -15,12 +15,19 @@ from .rules import BACKWARD, Case, Fix, detach_lines, failed_call, one_fix, rece
 
 
 def detach_state(case: Case) -> list[Fix]:
-    """Hidden state: detach the carried state just before the step reads it."""
+    """Hidden state: detach the carried state just before the step reads it; every name of it
+    that the same statement reads back (``out, (h, c) = lstm(x, (h, c))``: both h and c)."""
     carrier, source = top_carrier(case)
     statement = source.statement_at(carrier.line) if source else None
     if statement is None:
         return []
-    lines = detach_lines(source, carrier.name, carrier.form, source.indent(statement.lineno))
+    indent = source.indent(statement.lineno)
+    lines = detach_lines(source, carrier.name, carrier.form, indent)
+    for other in case.carriers[1:]:
+        if (other.file, other.line) == (carrier.file, carrier.line) and \
+                other.name != carrier.name and source.reads(statement, other.name) and \
+                other.name in targets(statement):
+            lines += detach_lines(source, other.name, other.form, indent)
     return one_fix("truncated backpropagation through time: each batch's backward stops at the "
                 "state it was handed, whose values still flow forward",
                 with_helper(Plan(source).before(statement.lineno, *lines), source,
@@ -110,6 +117,12 @@ def recompute_inside(case: Case) -> list[Fix]:
     carrier, source = top_carrier(case)
     statement = source.statement_at(carrier.line) if source else None
     loop = source.loop_of(statement) if statement else None
+    if loop is None and statement is not None and len(source.scopes_at(statement.lineno)) > 1 \
+            and not source.stores(source.scope_at(statement.lineno), carrier.name):
+        # Read by a function called again and again (an optimizer's closure) that only reads
+        # it: computed again inside that function, before it is read.
+        return one_fix("computed again each time the function runs: each call's backward goes "
+                       "through a new graph", recompute(source, carrier.name, statement))
     if loop is None:
         return []
     stores = [s for s in source.stores(source.scope_at(carrier.line), carrier.name)

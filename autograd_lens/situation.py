@@ -7,6 +7,7 @@ written as JSON by ``--report``, and appended to the error by :class:`diagnose_o
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from dataclasses import dataclass, field
@@ -23,6 +24,8 @@ from .history import Call, alive_roots, as_tensors, old_nodes, sequence
 from .report import PATTERNS, Pattern
 from .verdict import (Evidence, decide, first_saved, in_regions, is_checkpoint, leaves_of,
                       through_weights)
+from .source_writes import built_before, steps_between
+from .writes import Write, find_write, reached_from, written_nodes
 
 
 @dataclass
@@ -35,16 +38,35 @@ class Finding:
     pattern: Pattern | None
     hidden: tuple[str, ...] = ()
     notes: list[str] = field(default_factory=list)
+    write: Write | None = None
+    inplace: bool = False
+    across_step: bool = False  # an optimizer's step() runs between the earlier call and this one
+
+    @property
+    def fix(self) -> str:
+        """The pattern's fix, said without keeping the graph when a step runs in between."""
+        if self.pattern is None:
+            return ""
+        return self.pattern.across_step if self.across_step and self.pattern.across_step \
+            else self.pattern.fix
 
     @property
     def page(self) -> str:
-        return self.pattern.links()[0] if self.pattern else ""
+        """The pattern's page for the situation: its page on state kept on an object when the
+        tensor written in place is an attribute (a module's buffer), else its first."""
+        if not self.pattern:
+            return ""
+        links = self.pattern.links()
+        kept = self.inplace and self.carriers and self.carriers[0].kind == "written" and \
+            self.carriers[0].origin == "attribute"
+        return next((link for link in links if "16_module_state" in link), links[0]) if kept \
+            else links[0]
 
     def as_dict(self) -> dict[str, Any]:
         return {"error": self.error, "carriers": [c.as_dict() for c in self.carriers],
                 "frontier": self.frontier, "pattern": self.pattern.key if self.pattern else "",
                 "title": self.pattern.title if self.pattern else "",
-                "fix": self.pattern.fix if self.pattern else "", "page": self.page,
+                "fix": self.fix, "page": self.page,
                 "hidden": list(self.hidden)}
 
     def carrier_lines(self) -> list[str]:
@@ -58,15 +80,17 @@ class Finding:
         return lines
 
     def __str__(self) -> str:
-        lines = ["autograd_lens: this backward reaches a graph that an earlier call already "
-                 "went through."]
+        lines = written_lines(self.write) if self.inplace else [
+            "autograd_lens: this backward reaches a graph that an earlier call already went "
+            "through."]
         if self.hidden:
             lines.append("It runs through a compiled region (" + ", ".join(self.hidden) + "): "
                          "autograd_lens cannot see inside a compiled region, so what follows "
                          "is a best guess.")
         lines += self.carrier_lines() or [
             "No variable of your program holds the old graph by name (it may sit inside a "
-            "function's result or a closure)."]
+            "function's result or a closure)." if not self.inplace else
+            "No variable of your program holds that graph by name."]
         if self.frontier:
             lines.append("Where the graphs meet: " + ", ".join(self.frontier[:5])
                          + (" ..." if len(self.frontier) > 5 else ""))
@@ -82,7 +106,26 @@ class Finding:
         if self.pattern.key == "unknown":
             return ["Likely pattern: none that the evidence shows (no carrier, no telling "
                     "graph); the debugging page says how to look.", see]
-        return [f"Likely pattern: {self.pattern.title}.", f"Fix: {self.pattern.fix}.", see]
+        return [f"Likely pattern: {self.pattern.title}.", f"Fix: {self.fix}.", see]
+
+
+def written_lines(write: Write | None) -> list[str]:
+    """The in-place error said as what it is: the node, the tensor it saved, and the write."""
+    lead = ("autograd_lens: this backward meets a saved tensor that was changed in place after "
+            "a node saved it (its version counter moved).")
+    if write is None:
+        return [lead]
+    saved, now = write.versions
+    what = f"a weight of `{write.name}`" if write.weight and write.name else \
+        "a weight" if write.weight else f"`{write.name}`" if write.name else "a tensor"
+    lines = [lead, f"{write.node} saved {what} (slot {write.slot}) at version {saved}; it is "
+                   f"at version {now} now."]
+    if write.line:
+        verb = "steps the optimizer that holds it" if write.how == "step" else \
+            "writes it in place"
+        lines.append(f"Changed by: {write.text}  ({_where(write.file)}:{write.line} in "
+                     f"{write.function}), which {verb}.")
+    return lines
 
 
 def _where(filename: str) -> str:
@@ -127,6 +170,30 @@ def _evidence(carriers: list[tuple[Carrier, Candidate]], view: Any, order: list[
         if carrier.kind == "carried":
             evidence.through_weights = through_weights(candidate.tensor.grad_fn, view.reaches, old)
     return evidence
+
+
+def _at_build(carrier: Carrier, frames: list[Any]) -> Carrier:
+    """A carrier of a graph a step changed, named where it was built before that step."""
+    write = carrier.write
+    if write.how != "step" or not write.line or carrier.file != write.file or not frames:
+        return carrier
+    line = built_before(carrier.file, carrier.name, write.line)
+    if carrier.line <= write.line and line != carrier.line:
+        return carrier  # read later in a loop that steps after: named where it enters
+    return dataclasses.replace(carrier, line=line, why=f"is built here, before "
+                               f"`{write.text}` at {write.where()} changed in place a weight "
+                               "its graph saved") if line else carrier
+
+
+def _written_first(write: Write | None, carriers: list[Carrier]) -> list[Carrier]:
+    """For a tensor the program wrote in place, that tensor at its write comes first."""
+    if write is None or write.how != "op" or not write.name or not write.line:
+        return carriers
+    first = Carrier(write.name, write.file, write.line, write.function,
+                    f"is written in place here after {write.node} saved it", "written",
+                    "attribute" if "." in write.name else "variable", entry="written",
+                    write=write)
+    return [first] + [c for c in carriers if c.name != write.name]
 
 
 def _grows(container: Any, old: set[Any], calls: list[Call]) -> bool:
@@ -187,7 +254,11 @@ def explain(error: BaseException, roots: Any, calls: list[Call], frames: list[An
     kids = {node: children(node) for node in order}
     inplace = is_inplace_error(error)
     known = _known(order, frames)
-    if old is None:
+    written = written_nodes(order) if inplace else []
+    write = find_write(error, written, frames) if written else None
+    if write is not None:  # the nodes that saved what was written: where the graphs meet
+        old, used = {node for node, _ in written}, old_nodes(order, list(calls), True, known)[1]
+    elif old is None:
         old, used = old_nodes(order, list(calls), inplace, known)
         if not old and nested:  # a nested backward freed what the outer one retained
             old, used = old_nodes(order, list(calls), True, known)
@@ -196,9 +267,29 @@ def explain(error: BaseException, roots: Any, calls: list[Call], frames: list[An
         old = (old | found) & set(order)
         used = used or list(reversed(calls))
     view = GraphView(order, kids, old, root_nodes)
-    carriers = shown(rank_candidates(view, frames, used, inplace), set(root_nodes))
+    ranked = rank_candidates(view, frames, used, inplace, write)
+    if write is not None:  # every name whose graph reaches the node: what the edit builds again
+        write = dataclasses.replace(write, carrying=tuple(c.name for _, _, c in ranked),
+                                    reached=reached_from(write, frames))
+        ranked = [(s, found, dataclasses.replace(c, write=write) if found.tensor.grad_fn in
+                   root_nodes else _at_build(dataclasses.replace(c, write=write), frames))
+                  for s, found, c in ranked]  # the loss backwarded: named where it is
+    carriers = shown(ranked, set(root_nodes))
     evidence = _evidence(carriers, view, order, kids, old, root_nodes, used, inplace, frames,
                          known, nested, list(regions))
+    evidence.write = write
     frontier = [node_name(n) for n in view.frontier]
-    return Finding(str(error).split("\n")[0], [c for c, _ in carriers], frontier,
-                   PATTERNS.get(decide(evidence)), _hidden(tensors) if tensors else ())
+    named = _written_first(write, [c for c, _ in carriers])
+    return Finding(str(error).split("\n")[0], named, frontier,
+                   PATTERNS.get(decide(evidence)), _hidden(tensors) if tensors else (),
+                   write=write, inplace=inplace, across_step=_across_step(used, frames))
+
+
+def _across_step(calls: list[Call], frames: list[Any]) -> bool:
+    """Whether the source steps an optimizer between the newest earlier call and this one."""
+    if not calls or not frames:
+        return False
+    file, first, line = calls[0].where
+    code = frames[0].f_code
+    return (file, first) == (code.co_filename, code.co_firstlineno) and \
+        steps_between(file, line, frames[0].f_lineno)

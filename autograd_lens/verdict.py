@@ -60,6 +60,8 @@ class Evidence:
             graph took too: the same model run again on an old output.
         disjoint: the new part of the graph and the old part use no leaf in common (two heads
             on one shared part).
+        write: for the in-place error, what changed the saved tensor
+            (:class:`~autograd_lens.writes.Write`), when found.
     """
 
     root_old: bool = False
@@ -80,12 +82,15 @@ class Evidence:
     accumulating: bool = False
     recurrence: bool = False
     disjoint: bool = False
+    write: Any = None
 
 
 def decide(evidence: Evidence) -> str:
     """The key of the pattern in :data:`~autograd_lens.report.PATTERNS` the evidence shows."""
     e, latest = evidence, evidence.latest
-    if e.inplace:
+    if e.inplace or e.write is not None:
+        if e.write is not None and e.write.how == "op":
+            return "written_in_place"
         return "modified_in_place"
     if e.nested and e.checkpointed:
         return "checkpoint"

@@ -41,14 +41,9 @@ NO_EDIT = {
                               "model's design",
     "carrier_cached_distribution.py": "the old graph sits in a distribution's lazily cached "
                                       "logits, made by no line of the program",
-    "carrier_reentrant_segment.py": "the tensor computed before the loop enters inside a "
-                                    "checkpointed segment's function",
     "carrier_state_in_generator.py": "the state lives in a generator's frame, not in the step",
     "carrier_loss_helper.py": "the running total is backwarded inside a helper: keeping it as "
                               "a number there would leave the helper a float to backward",
-    "carrier_kept_fake_after_step.py": "running the discriminator's loss again reuses the kept "
-                                       "batch, whose graph saved the generator's weights before "
-                                       "its step; what to compute again is the program's choice",
     "carrier_grad_inside_backward.py": "the graph is freed by autograd.grad inside a custom "
                                        "Function's backward; running the forward again reuses "
                                        "the same kept output, and the first backward already "

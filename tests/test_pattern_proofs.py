@@ -26,6 +26,7 @@ from autograd_lens.__main__ import _failed_at
 from autograd_lens.edits import apply
 from autograd_lens.patterns import PATTERNS
 from autograd_lens.watch import Watch
+from inplace_references import INPLACE_REFERENCES
 
 PROOFS = Path(__file__).parent / "proofs"
 SCRIPTS = Path(__file__).parent / "scripts"
@@ -419,6 +420,10 @@ REFERENCES = {
     "two_networks": (["net1", "net2"], [lambda: _two_networks(False),
                                         lambda: _two_networks(True)]),
 }
+
+
+REFERENCES.update(INPLACE_REFERENCES)
+REFERENCES["outside_loop_closure"] = (["model"], [ref_closure])  # the forward moved inside
 
 
 def observed(namespace: dict, names: list[str]) -> dict:

@@ -13,12 +13,12 @@ real = torch.randn(16, 2)
 ones, zeros = torch.ones(16, 1), torch.zeros(16, 1)
 
 noise = torch.randn(16, 3)
-fake = netG(noise)
+fake = netG(noise)  # enters: fake
 optG.zero_grad()
 lossG = bce(netD(fake), ones)
 lossG.backward(retain_graph=True)
 optG.step()
 optD.zero_grad()
-lossD = bce(netD(real), ones) + bce(netD(fake), zeros)  # enters: fake
+lossD = bce(netD(real), ones) + bce(netD(fake), zeros)
 lossD.backward()
 # page: 08_retain_step_backward

@@ -1,0 +1,133 @@
+"""The edit rules of the in-place error: a saved tensor changed after a node saved it.
+
+Two writes change a saved tensor (see :mod:`autograd_lens.writes`):
+
+* the program's own in-place operation (``probs += 1e-6``, ``h.relu_()``, ``self.queue[i] = k``):
+  the edit writes out of place (``probs = probs + 1e-6``, ``h = h.relu()``), or, where the write
+  is into part of the tensor, writes into a copy made just before (``self.queue =
+  self.queue.clone()``); the node keeps the tensor it saved, unchanged;
+* an optimizer's ``step()`` between the forward and a backward through its graph: the edit
+  builds the loss again after the step, with every value on the way that carries the graph the
+  step changed (``q = critic(...)``, then ``actor_loss = -q.mean()``).
+
+See :mod:`autograd_lens.rules` for what a rule reads and returns.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from .edits import Plan, Source, path_of, targets
+from .rules import Case, Fix, failed_call, one_fix, receiver, recompute
+
+_OPERATORS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//",
+              ast.Pow: "**", ast.MatMult: "@", ast.Mod: "%"}
+_ATOMS = (ast.Name, ast.Attribute, ast.Constant, ast.Call, ast.Subscript)
+
+
+def _write(case: Case) -> Any:
+    return case.carriers[0].write if case.carriers else None
+
+
+def out_of_place(case: Case) -> list[Fix]:
+    """The program's in-place write: the same write out of place, or into a copy."""
+    write = _write(case)
+    source = Source.read(write.file) if write is not None and write.line else None
+    statement = source.statement_at(write.line) if source else None
+    if statement is None or not write.name:
+        return []
+    indent, name = source.indent(statement.lineno), write.name
+    plan = Plan(source)
+    if isinstance(statement, ast.AugAssign) and path_of(statement.target) == name and \
+            type(statement.op) in _OPERATORS and statement.lineno == statement.end_lineno:
+        value = source.segment(statement.value)
+        value = value if isinstance(statement.value, _ATOMS) else f"({value})"
+        plan.replace(statement.lineno,
+                     f"{indent}{name} = {name} {_OPERATORS[type(statement.op)]} {value}")
+        return one_fix("the write makes a new tensor, so the node keeps the values it saved; "
+                       "the result is the same numbers", plan)
+    call = statement.value if isinstance(statement, ast.Expr) else None
+    if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and \
+            path_of(call.func.value) == name and call.func.attr.endswith("_") and \
+            statement.lineno == statement.end_lineno:
+        plan.replace_span(call.func, f"{name} = {name}.{call.func.attr[:-1]}")
+        return one_fix("the operation makes a new tensor, so the node keeps the values it "
+                       "saved; the result is the same numbers", plan)
+    plan.before(statement.lineno, f"{indent}{name} = {name}.clone()")
+    return one_fix("the write goes into a copy made just before it, so the node keeps the "
+                   "tensor it saved, unchanged", plan)
+
+
+def after_the_step(case: Case) -> list[Fix]:
+    """A step between the forward and this backward: build again, right after the step, every
+    value of the step's function that carries the changed graph and that the loss is made from;
+    or, where the step comes later in a loop, build the carrier again where it enters."""
+    write, failed = _write(case), failed_call(case)
+    if write is None or failed is None or write.how != "step" or not write.line:
+        return []
+    source, statement, call = failed
+    root = receiver(call)
+    if write.file != source.file or source.scope_at(write.line) is not \
+            source.scope_at(statement.lineno):  # backward runs in a function called from there
+        source = Source.read(write.file)
+        statement = source.statement_at(write.reached) if source and write.reached else None
+        root = None
+    step = source.statement_at(write.line) if statement is not None else None
+    if step is None or source.scope_at(step.lineno) is not source.scope_at(statement.lineno):
+        return []
+    if step.lineno > statement.lineno:  # the step comes later in a loop: the next turn
+        carrier = case.carriers[0]
+        entry = source.statement_at(carrier.line) if carrier.file == source.file else None
+        return one_fix("the carrier is built again where it enters, from the weights as the "
+                       "step left them", recompute(source, carrier.name, entry)
+                       if entry is not None and carrier.kind != "written" else None)
+    copies = _built_before(source, step, statement, root, set(write.carrying))
+    if not copies:
+        return []
+    indent, plan = source.indent(step.lineno), Plan(source)
+    moved = []
+    for copy in copies:
+        old = source.indent(copy.lineno)
+        lines = [source.text(n) for n in range(copy.lineno, copy.end_lineno + 1)]
+        moved += [indent + text[len(old):] if text.startswith(old) else text for text in lines]
+    return one_fix("the loss is built again after the step, from the weights as the step left "
+                   "them: its backward goes through a new graph", plan.after(step.end_lineno,
+                                                                             *moved))
+
+
+def _built_before(source: Source, step: ast.stmt, failed: ast.stmt, root: str | None,
+                  carrying: set[str]) -> list[ast.stmt]:
+    """The assignments before ``step`` (in its function, in blocks that hold it) of the values
+    the failing backward's loss is made from and that carry the changed graph, in source order."""
+    scope = source.scope_at(step.lineno)
+    wanted = {root} if root else {n for n in carrying if source.reads(failed, n)}
+    between = [s for s in source.statements(scope) if step.end_lineno < s.lineno < failed.lineno]
+    for node in reversed(between):  # built after the step already (surely), from what?
+        if wanted & set(targets(node)) and _encloses(source, node, failed):
+            wanted -= set(targets(node))
+            wanted |= {n for n in carrying if source.reads(node, n)}
+    copies = []
+    for node in reversed([s for s in source.statements(scope) if s.end_lineno < step.lineno]):
+        hit = wanted & set(targets(node))
+        if not hit:
+            continue
+        if not isinstance(node, ast.Assign) or not _encloses(source, node, step):
+            return []
+        copies.insert(0, node)
+        wanted -= hit
+        wanted |= {n for n in carrying if source.reads(node, n)}
+    return copies
+
+
+def _encloses(source: Source, node: ast.stmt, step: ast.stmt) -> bool:
+    """Whether ``node`` runs whenever ``step`` does: its block holds the step's."""
+    parents = {id(c): p for p in ast.walk(source.scope_at(step.lineno))
+               for c in ast.iter_child_nodes(p)}
+    holder = parents.get(id(node))
+    at = parents.get(id(step))
+    while at is not None:
+        if at is holder:
+            return True
+        at = parents.get(id(at))
+    return False

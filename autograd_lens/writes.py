@@ -1,0 +1,210 @@
+"""The in-place error explained as what it is: which tensor a node saved, and which write changed it.
+
+When backward meets a saved tensor whose version counter moved since the node saved it, autograd
+raises the in-place error. The graph still tells which node saved it (its slot reads as
+``"modified"``), and the error's message gives the tensor's shape and its two versions. From
+those, :func:`find_write` names the tensor as the program does (a variable, an attribute, or a
+weight of a module, found among the user's frames by its version and size) and finds in the
+source the write that changed it after it was saved:
+
+* an in-place operation on that name (``probs += 1e-6``, ``h.relu_()``, ``self.queue[i] = k``);
+* for a weight, the ``step()`` of the optimizer that holds it.
+
+Nothing here runs the program again or records anything while it runs: the version counters
+and the source are read at the moment of the failure.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+import torch
+
+from .graph import breadth_first, children, node_name, stale_slots
+from .source_writes import built_before, op_on, step_of
+
+_MESSAGE = re.compile(r"\[(?P<kind>[\w.]+) \[(?P<shape>[\d, ]*)\]\](?:, which is output \d+ of "
+                      r"(?P<op>\w+),)? is at version (?P<now>\d+); expected version "
+                      r"(?P<then>\d+)")
+_VIEWS = ("TBackward", "ViewBackward", "TransposeBackward", "PermuteBackward", "ExpandBackward",
+          "UnsqueezeBackward", "SqueezeBackward", "AsStridedBackward", "SelectBackward",
+          "SliceBackward")
+
+
+@dataclass(frozen=True)
+class Write:
+    """What changed a saved tensor after a node saved it.
+
+    Attributes:
+        node: the node that saved it (``"SigmoidBackward0"``) and ``slot``, the slot's name.
+        name: the tensor as the program names it (``probs``, ``self.queue``), or, for a weight,
+            its module's name (``critic``); empty when no name was found.
+        weight: the tensor is a module's weight (a leaf that requires grad).
+        how: ``"op"`` (an in-place operation of the program) or ``"step"`` (an optimizer's step).
+        file, line, function: where that write is in the source (line 0: not found).
+        text: the write's source (``probs += 1e-6``, ``critic_opt.step()``).
+        versions: (the version the node saved, the version now).
+        carrying: the names of the program whose graph reaches the node (set by the caller).
+        reached: the line of the function that steps where the failing backward is reached
+            (the backward itself, or the call that leads to it).
+    """
+
+    node: str
+    slot: str
+    name: str
+    weight: bool
+    how: str
+    file: str = ""
+    line: int = 0
+    function: str = ""
+    text: str = ""
+    versions: tuple[int, int] = (0, 0)
+    carrying: tuple[str, ...] = ()
+    reached: int = 0
+
+    def where(self) -> str:
+        return f"{os.path.basename(self.file)}:{self.line}" if self.line else ""
+
+
+def _parsed(error: BaseException) -> dict[str, Any] | None:
+    match = _MESSAGE.search(str(error))
+    if match is None:
+        return None
+    shape = [int(s) for s in match.group("shape").replace(" ", "").split(",") if s]
+    numel = 1
+    for size in shape:
+        numel *= size
+    return {"numel": numel, "now": int(match.group("now")), "then": int(match.group("then")),
+            "op": match.group("op") or ""}
+
+
+def written_nodes(order: list[Any]) -> list[tuple[Any, str]]:
+    """The nodes of this graph holding a saved tensor modified since saved, with the slot."""
+    found = []
+    for node in order:
+        try:
+            slots = stale_slots(node)[1]
+        except RuntimeError:
+            continue
+        found += [(node, s.name) for s in slots if s.state == "modified"][:1]
+    return found
+
+
+def _leaves_under(node: Any) -> list[torch.Tensor]:
+    """The leaf tensors ``node`` takes, directly or through views (a weight's transpose)."""
+    found, todo = [], list(children(node))
+    while todo:
+        child = todo.pop()
+        variable = getattr(child, "variable", None)
+        if isinstance(variable, torch.Tensor):
+            found.append(variable)
+        elif node_name(child).startswith(_VIEWS):
+            todo += children(child)
+    return found
+
+
+def _matches(tensor: Any, facts: dict[str, Any]) -> bool:
+    return isinstance(tensor, torch.Tensor) and tensor._version == facts["now"] and \
+        tensor.numel() == facts["numel"]
+
+
+def _named(frames: list[Any]) -> Iterator[tuple[str, Any, Any]]:
+    """(path, value, frame) for each frame's locals, and the tensors and modules one or two
+    attributes below them (``self.queue``, ``model.encoder.weight``)."""
+    for frame in frames:
+        for name, value in list(frame.f_locals.items()):
+            if name.startswith("__"):
+                continue
+            yield name, value, frame
+            for attr, item in _attributes(value):
+                yield f"{name}.{attr}", item, frame
+                for inner, deeper in _attributes(item):
+                    yield f"{name}.{attr}.{inner}", deeper, frame
+
+
+def _attributes(value: Any) -> list[tuple[str, Any]]:
+    if isinstance(value, torch.nn.Module):
+        return list(value._buffers.items()) + list(value._modules.items()) + [
+            (k, v) for k, v in vars(value).items() if isinstance(v, torch.Tensor)]
+    if hasattr(value, "__dict__") and not isinstance(value, type) and \
+            not (getattr(type(value), "__module__", "") or "").startswith(("torch", "builtins")):
+        try:
+            return [(k, v) for k, v in vars(value).items()
+                    if isinstance(v, (torch.Tensor, torch.nn.Module))]
+        except TypeError:
+            return []
+    return []
+
+
+def _holder(leaf: torch.Tensor, frames: list[Any]) -> tuple[str, Any]:
+    """The module that holds ``leaf`` as a parameter (its name in the frames), and the
+    optimizer that steps it (its name, or "")."""
+    module, optimizer = "", ""
+    for path, value, _ in _named(frames):
+        if not module and isinstance(value, torch.nn.Module) and \
+                any(p is leaf for p in value.parameters(recurse=True)):
+            module = path
+        if not optimizer and isinstance(value, torch.optim.Optimizer) and any(
+                p is leaf for group in value.param_groups for p in group["params"]):
+            optimizer = path
+    return module, optimizer
+
+
+def _reaches(tensor: torch.Tensor, node: Any) -> bool:
+    start = tensor.grad_fn
+    if start is None:
+        return False
+    near = breadth_first([start], stop=lambda n: n is node)
+    return node in near[:64]
+
+
+def find_write(error: BaseException, written: list[tuple[Any, str]],
+               frames: list[Any]) -> Write | None:
+    """What changed the saved tensor of the in-place ``error``: its node, its name in the
+    program, and the write's line (``written``: see :func:`written_nodes`; None when empty)."""
+    facts = _parsed(error)
+    if not written or facts is None:
+        return None
+    node, slot = written[0]
+    versions = (facts["then"], facts["now"])
+    for leaf in _leaves_under(node):
+        if _matches(leaf, facts) and leaf.requires_grad:
+            module, optimizer = _holder(leaf, frames)
+            found = step_of(optimizer, frames) if optimizer else None
+            found = found[:4] if found else None
+            return Write(node_name(node), slot, module, True, "step", *(found or ("", 0, "", "")),
+                         versions)
+    for path, value, frame in _named(frames):
+        if _matches(value, facts) and (value.grad_fn is None or _reaches(value, node)):
+            found = op_on(path, frames)
+            if found is not None:  # named as the line that writes it does (self.queue)
+                path, found = found[4] or path, found[:4]
+            return Write(node_name(node), slot, path, bool(value.requires_grad and value.is_leaf),
+                         "op", *(found or ("", 0, "", "")), versions)
+    return Write(node_name(node), slot, "", False, "op", versions=versions)
+
+
+def reached_from(write: Write, frames: list[Any]) -> int:
+    """The line, in the function that steps, where the program was when backward failed."""
+    for frame in frames:
+        lines = [line for _, _, line in frame.f_code.co_lines() if line]
+        if write.how == "step" and frame.f_code.co_filename == write.file and lines and \
+                min(lines) <= write.line <= max(lines):
+            return frame.f_lineno
+    return 0
+
+
+def built_in_frame(write: Write, frame: Any, name: str) -> int:
+    """For a step's write: the line where ``frame``'s function, the one that steps, assigns
+    ``name`` before the step (0: another function, or not assigned before it)."""
+    code = frame.f_code
+    if write.how != "step" or not write.line or code.co_filename != write.file or \
+            "." in name or name not in code.co_varnames + code.co_names:
+        return 0
+    lines = [line for _, _, line in code.co_lines() if line]
+    if not lines or not min(lines) <= write.line <= max(lines):
+        return 0
+    return built_before(write.file, name, write.line)
