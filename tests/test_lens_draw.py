@@ -226,6 +226,42 @@ def test_focus_rejects_an_unknown_rule():
         al.draw((x * x).sum(), focus="freed-ish")
 
 
+def _two_branches():
+    """A loss over two branches of three nodes each, with a parameter at the top of each."""
+    a = torch.randn(3, requires_grad=True)
+    b = torch.randn(3, requires_grad=True)
+    loss = (a.exp() * 2).sin().sum() + (b.cos() * 3).tanh().sum()
+    return loss, a, b
+
+
+def test_focus_on_a_parameter_draws_its_path_and_collapses_the_other_branch():
+    loss, a, b = _two_branches()
+    nodes = al.walk(loss)
+    kept = al.focus.paths_to(nodes, [b])
+    names = [al.node_name(n) for n in kept]
+    assert names == ["AddBackward0", "SumBackward0", "TanhBackward0", "MulBackward0",
+                     "CosBackward0", "AccumulateGrad"]
+    assert [n.variable for n in kept if hasattr(n, "variable")] == [b]     # a's branch is left out
+    src = al.draw(loss, params={"a": a, "b": b}, focus=[b], legend=False).source
+    assert f"{len(nodes) - len(kept)} more nodes, collapsed" in src
+    assert "ExpBackward0" not in src and "SinBackward0" not in src and "CosBackward0" in src
+    assert al.draw(loss, focus=b).source == al.draw(loss, focus=[b]).source     # one target or a list
+    node = b.cos().grad_fn                       # not in loss's graph: a new node
+    with pytest.raises(ValueError, match="not a node of the drawn graph"):
+        al.draw(loss, focus=[node])
+
+
+def test_focus_on_a_node_joins_a_root_whose_node_is_collapsed_to_the_box():
+    loss, a, b = _two_branches()
+    other = (a * 5).sum()
+    target = [n for n in al.walk(loss) if al.node_name(n) == "CosBackward0"][0]
+    src = al.draw([loss, other], focus=[target], legend=False).source
+    assert "CosBackward0" in src and "ExpBackward0" not in src
+    assert re.search(r"\bmore -> r1\b", src)      # other's root: drawn, and joined to the box
+    with pytest.raises(ValueError, match="leaf tensor the graph does not reach"):
+        al.draw(loss, focus=[torch.ones(2, requires_grad=True)])
+
+
 def test_describe_counts_nodes_and_saved_tensors_from_the_graph():
     loss, params = _step_two_of_a_carried_state(steps=2)
     text = al.describe(loss, params)
