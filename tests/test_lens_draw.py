@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -147,13 +148,22 @@ def test_backward_frames_custom_and_checkpoint():
     assert [f.freed for f in frames if f.node_name == "SinBackward0"] == [("self",)]
 
 
-def test_frames_html_has_every_frame_and_a_slider():
+def test_frames_html_has_one_picture_and_every_frame_as_data_with_a_slider():
     x = torch.randn(3, requires_grad=True)
     frames = al.backward_frames((x * x).sin().sum())
     page = frames.to_html()
     assert page == frames._repr_html_()
-    assert page.count('class="al-frame"') == len(frames) == 4
-    assert page.count("<svg") == 4 and 'type="range"' in page and f'max="{len(frames) - 1}"' in page
+    assert page.count("<svg") == 1 and 'type="range"' in page and f'max="{len(frames) - 1}"' in page
+    data = json.loads(re.search(r'<script type="application/json" class="al-states">(.*?)</script>',
+                                page, re.S).group(1))
+    assert len(data["changes"]) == len(data["captions"]) == len(frames) == 4
+    assert data["captions"] == [frames.caption(k) for k in range(len(frames))]
+
+
+def _boxes(svg: str) -> dict[str, str]:
+    """Each node box of a picture: its id and the text of its labels."""
+    return {key: " ".join(re.findall(r">([^<>]*)</text>", body))
+            for key, body in al.replay.NODE_BOX.findall(svg)}
 
 
 def test_frames_slider_really_switches_frames_in_a_browser(tmp_path):
@@ -169,16 +179,12 @@ def test_frames_slider_really_switches_frames_in_a_browser(tmp_path):
         try:
             page = browser.new_page()
             page.goto(page_file.as_uri())
-
-            def visible():
-                return page.eval_on_selector_all(
-                    ".al-frame", "els => els.map(e => e.style.display !== 'none')")
-
-            assert visible() == [True, False, False, False]
-            page.fill('input[type="range"]', "2")
-            assert visible() == [False, False, True, False]
-            page.fill('input[type="range"]', "3")
-            assert visible() == [False, False, False, True]
+            for k in (0, 2, 3, 1, 0):   # forward, and back: each frame as draw(k) pictures it
+                page.fill('input[type="range"]', str(k))
+                shown = page.eval_on_selector(".al-frame svg", "s => s.outerHTML")
+                drawn = frames.draw(k, same_size=True).pipe(format="svg").decode()
+                assert _boxes(shown) == _boxes(drawn), f"frame {k} is not the graph after step {k + 1}"
+                assert page.inner_text(".al-step") == frames.caption(k)
         finally:
             browser.close()
 
@@ -316,11 +322,22 @@ def test_replay_frames_share_one_layout():
 
 
 def test_replay_has_step_buttons_beside_the_slider():
-    page = _frames_of_a_two_layer_net().to_html()
+    frames = _frames_of_a_two_layer_net()
+    page = frames.to_html()
     controls = re.search(r'<div class="al-controls">(.*?)</div>', page, re.S).group(1)
     assert re.findall(r'aria-label="(previous step|backward step|next step)"', controls) == [
         "previous step", "backward step", "next step"]
-    assert page.count('<p class="al-step">step ') == len(_frames_of_a_two_layer_net())
+    assert page.count('<p class="al-step">step ') == 1 and page.count('"step ') == len(frames)
+
+
+def test_replay_carries_the_picture_once_and_only_the_boxes_that_change():
+    frames = _frames_of_a_two_layer_net()
+    svg, variants, changes = frames.states()
+    whole = sum(len(frames.draw(k, same_size=True).pipe(format="svg")) for k in range(len(frames)))
+    assert len(frames.to_html()) < whole / 4          # every frame drawn in full is 4 times more
+    ran = {f"node{i}" for i in range(100)}
+    assert changes[0] == {} and all(len(c) <= 6 for c in changes) and set(variants) < ran
+    assert all(len(v) == 2 for v in variants.values())    # a box is as in frame 0, or changed
 
 
 def test_replay_step_buttons_and_frame_sizes_in_a_browser(tmp_path):
@@ -337,10 +354,9 @@ def test_replay_step_buttons_and_frame_sizes_in_a_browser(tmp_path):
             page.goto(page_file.as_uri())
             sizes = set()
             for k in range(len(frames)):
-                shown = page.eval_on_selector_all(".al-frame", "els => els.map(e => e.style.display !== 'none')")
-                assert shown.index(True) == k and shown.count(True) == 1
+                assert page.inner_text(".al-step") == frames.caption(k)
                 sizes.add(tuple(page.eval_on_selector(
-                    f'.al-frame[data-step="{k}"] svg',
+                    ".al-frame svg",
                     "s => { const r = s.getBoundingClientRect(); return [r.width, r.height]; }")))
                 page.click('button[aria-label="next step"]')
             page.click('button[aria-label="previous step"]')
