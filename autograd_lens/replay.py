@@ -134,7 +134,7 @@ class BackwardFrames:
         The frames share one layout (see ``same_size`` in :meth:`~autograd_lens.BackwardFrames.draw`),
         so a frame differs from the one before only in a few boxes (the saved tensors just freed,
         the node that ran). The page carries the picture once and, per frame, those boxes'
-        contents (:meth:`states`); a few lines of script in the controls apply them (no kernel
+        contents (:meth:`~autograd_lens.BackwardFrames.states`); a few lines of script in the controls apply them (no kernel
         needed). Stepping through the frames moves nothing but the colours and labels.
         """
         svg, variants, changes = self.states(max_nodes=max_nodes)
