@@ -109,7 +109,7 @@ def _collapsed(dot: graphviz.Digraph, nodes: list[Node], shown: list[Node],
 def _render(root: Any, params: Mapping[str, torch.Tensor] | None, *, show_saved: bool,
             max_nodes: int, legend: bool, title: str | None,
             slots_of: Callable[[int, Node], list[SavedSlot]] | None = None,
-            current: int | None = None, focus: str | None = None,
+            current: int | None = None, focus: Any = None,
             same_size: bool = False) -> graphviz.Digraph:
     roots = graph_roots(root)
     names = leaf_names(params)
@@ -130,6 +130,8 @@ def _render(root: Any, params: Mapping[str, torch.Tensor] | None, *, show_saved:
         dot.node(f"r{r}", f"{label}\n {_shape(tensor.shape)}", fillcolor=ROOT)
         if tensor.grad_fn in index:
             dot.edge(f"n{index[tensor.grad_fn]}", f"r{r}")
+        elif focus is not None and tensor.grad_fn is not None:   # its node is in the collapsed box
+            dot.edge("more", f"r{r}", style="dashed")
 
     for i, node in enumerate(shown):
         key = f"n{i}"
@@ -164,7 +166,7 @@ def _render(root: Any, params: Mapping[str, torch.Tensor] | None, *, show_saved:
 
 def draw(root: Any, params: Mapping[str, torch.Tensor] | None = None, *, show_saved: bool = True,
          max_nodes: int = 60, legend: bool = True, title: str | None = None,
-         focus: str | None = None) -> graphviz.Digraph:
+         focus: Any = None) -> graphviz.Digraph:
     """Draw the autograd graph behind ``root``, with every saved tensor and its state.
 
     Works before and after backward, and on graphs with custom ``autograd.Function`` nodes and
@@ -181,7 +183,10 @@ def draw(root: Any, params: Mapping[str, torch.Tensor] | None = None, *, show_sa
         focus: ``"stale"`` draws only the path from the root into the stale part of the graph
             (down to the first nodes whose saved tensors are freed or modified, see
             :func:`~autograd_lens.focus.stale_path`) and collapses every other node into one
-            box that says how many it holds; ``None`` (the default) draws every node.
+            box that says how many it holds; a tensor or node, or a list of them, draws the
+            paths from the root to those targets (a parameter stands for its ``AccumulateGrad``
+            node, see :func:`~autograd_lens.focus.paths_to`) and collapses the rest the same
+            way; ``None`` (the default) draws every node.
 
     Returns:
         A ``graphviz.Digraph``, named with :func:`~autograd_lens.describe` of the graph (its

@@ -4,11 +4,16 @@ A graph that drags an old graph along can hold a hundred nodes; drawn whole at a
 labels shrink to a few pixels. What the reader needs is the way in: the nodes from the root down
 to where the stale part begins (the first nodes whose saved tensors are freed or modified in
 place). :func:`stale_path` picks those; :func:`~autograd_lens.draw` with ``focus="stale"`` draws
-them and collapses every other node into one box that says how many it holds.
+them and collapses every other node into one box that says how many it holds. A drawing can
+also focus on named targets (tensors or nodes, see :func:`paths_to`): the paths from the root down
+to each of them, such as the branch that climbs into another network's weights.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
+import torch
 from torch.autograd.graph import Node
 
 from .graph import children, node_slots
@@ -68,11 +73,60 @@ def stale_path(nodes: list[Node]) -> list[Node]:
     return [node for node in nodes if node in keep]
 
 
-def focused(nodes: list[Node], focus: str | None) -> list[Node]:
+def _target_node(target: Any, nodes: list[Node]) -> Node:
+    """The node a focus target stands for: a node itself, a tensor's ``grad_fn``, or a leaf's
+    ``AccumulateGrad`` node."""
+    if isinstance(target, torch.Tensor):
+        if target.grad_fn is not None:
+            return target.grad_fn
+        found = [n for n in nodes if getattr(n, "variable", None) is target]
+        if not found:
+            raise ValueError("a focus target is a leaf tensor the graph does not reach: pass a "
+                             "tensor or node of the drawn graph.")
+        return found[0]
+    if target not in nodes:
+        raise ValueError(f"focus target {target!r} is not a node of the drawn graph: pass a "
+                         "tensor or node the root reaches (al.walk(root) lists them).")
+    return target
+
+
+def paths_to(nodes: list[Node], targets: list[Any]) -> list[Node]:
+    """The nodes on the shortest paths from the root to each target, in walk order.
+
+    ``targets`` are tensors (a leaf such as a parameter stands for its ``AccumulateGrad`` node)
+    or nodes of the walk. The leaves the kept nodes feed are kept too.
+
+    >>> import torch
+    >>> from autograd_lens import walk, node_name
+    >>> x = torch.ones(2, requires_grad=True)
+    >>> w = torch.ones(2, requires_grad=True)
+    >>> loss = (x.exp() * 2).sin().sum() + (w * 3).sum()
+    >>> [node_name(n) for n in paths_to(walk(loss), [w])]
+    ['AddBackward0', 'SumBackward0', 'MulBackward0', 'AccumulateGrad']
+    """
+    parent = _parents_in_walk(nodes)
+    keep: set[Node] = set()
+    for target in targets:
+        node = _target_node(target, nodes)
+        keep.add(node)
+        while node in parent:
+            node = parent[node]
+            keep.add(node)
+    keep |= {child for node in keep for child in children(node) if hasattr(child, "variable")}
+    return [node for node in nodes if node in keep]
+
+
+def focused(nodes: list[Node], focus: Any) -> list[Node]:
     """The nodes a drawing shows in full under ``focus`` (``None``: all of them)."""
     if focus is None:
         return list(nodes)
-    if focus not in FOCUS_RULES:
-        raise ValueError(f"focus must be None or one of {FOCUS_RULES}, got {focus!r}: "
-                         "focus='stale' draws the path from the root into the freed graph.")
+    if isinstance(focus, (torch.Tensor, Node)):
+        return paths_to(nodes, [focus])
+    if isinstance(focus, (list, tuple)) and focus and all(
+            isinstance(t, (torch.Tensor, Node)) for t in focus):
+        return paths_to(nodes, list(focus))
+    if not isinstance(focus, str) or focus not in FOCUS_RULES:
+        raise ValueError(f"focus must be None or one of {FOCUS_RULES} or tensors/nodes of the graph "
+                         f"to draw the paths to, got {focus!r}: focus='stale' draws the path from "
+                         "the root into the freed graph.")
     return stale_path(nodes)

@@ -8,6 +8,8 @@
 from __future__ import annotations
 
 import html
+import json
+import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
@@ -18,6 +20,19 @@ from torch.autograd.graph import Node
 from ._inputs import graph_roots
 from .draw import _render
 from .graph import SavedSlot, node_name, node_slots, walk
+
+
+# A node's box in Graphviz's SVG: its id and its contents (title, shape, labels).
+NODE_BOX = re.compile(r'<g id="(node\d+)" class="node">(.*?)</g>', re.S)
+# The slider's handler: frame k is frame 0 with the changes of frames 1..k applied, box by box.
+SHOW_FRAME = (
+    "var r=this.closest('.al-frames'),d=JSON.parse(r.querySelector('.al-states').textContent),"
+    "k=+this.value,v={};for(var i=1;i<=k;i++){for(var id in d.changes[i])v[id]=d.changes[i][id];}"
+    "for(var id in d.variants){var g=r.querySelector('svg g#'+id);"
+    "if(g)g.innerHTML=d.variants[id][v[id]||0];}"
+    "var f=r.querySelector('.al-frame');f.dataset.step=k;"
+    "f.querySelector('.al-step').textContent=d.captions[k];"
+)
 
 
 @dataclass(frozen=True)
@@ -43,8 +58,9 @@ class BackwardFrames:
     """The frames of one backward pass, returned by :func:`backward_frames`.
 
     Index it like a list of :class:`Frame`; ``draw(k)`` draws the graph as it was right after
-    frame ``k``; ``to_html()`` (also how a notebook displays it) gives a page fragment with
-    every frame pre-rendered and a slider, so it works on a static site without a kernel.
+    frame ``k``; ``to_html()`` (also how a notebook displays it) gives a page fragment with the
+    picture once, each frame's changes as small data and a slider, so it works on a static site
+    without a kernel.
     """
 
     def __init__(self, roots: list[torch.Tensor], params: Mapping[str, torch.Tensor] | None,
@@ -84,20 +100,48 @@ class BackwardFrames:
         freed = ", ".join(frame.freed) or "nothing saved"
         return f"step {frame.step} of {len(self.frames)}: {frame.node_name} ran; freed: {freed}"
 
-    def to_html(self, *, max_nodes: int = 60) -> str:
-        """Every frame as inline SVG, with a slider and step buttons (no kernel needed).
+    def states(self, *, max_nodes: int = 60) -> tuple[str, dict[str, list[str]], list[dict[str, int]]]:
+        """The replay as one picture and small per-frame changes, for :meth:`to_html`.
 
-        The frames share one layout (see ``same_size`` in :meth:`~autograd_lens.BackwardFrames.draw`), so stepping through
-        them moves nothing but the colours.
+        Returns the SVG of frame 0; for each node box that ever changes (by its SVG id) the
+        contents it takes, first as in frame 0; and for each frame the boxes whose contents
+        differ from the frame before (id: index into those contents). Only the boxes of saved
+        tensors and of the node that ran change: the frames share one layout.
         """
-        panes = []
-        for k in range(len(self.frames)):
-            svg = self.draw(k, max_nodes=max_nodes, same_size=True).pipe(format="svg").decode()
-            svg = svg[svg.index("<svg"):]
-            hidden = "" if k == 0 else ' style="display:none"'
-            panes.append(f'<div class="al-frame" data-step="{k}"{hidden}>'
-                         f'<p class="al-step">{html.escape(self.caption(k))}</p>{svg}</div>')
+        svgs = [self.draw(k, max_nodes=max_nodes, same_size=True).pipe(format="svg").decode()
+                for k in range(len(self.frames))]
+        svgs = [svg[svg.index("<svg"):] for svg in svgs]
+        boxes = [dict(NODE_BOX.findall(svg)) for svg in svgs]
+        for svg in svgs[1:]:   # one layout: everything but the boxes' contents is the same
+            if NODE_BOX.sub("", svg) != NODE_BOX.sub("", svgs[0]):
+                raise RuntimeError("the frames of a backward replay do not share one layout")
+        variants: dict[str, list[str]] = {}
+        changes: list[dict[str, int]] = [{}]
+        for before, after in zip(boxes, boxes[1:]):
+            changed = {}
+            for key, body in after.items():
+                if body != before[key]:
+                    known = variants.setdefault(key, [boxes[0][key]])
+                    if body not in known:
+                        known.append(body)
+                    changed[key] = known.index(body)
+            changes.append(changed)
+        return svgs[0], variants, changes
+
+    def to_html(self, *, max_nodes: int = 60) -> str:
+        """One picture of the graph and the frames as small data, with a slider and step buttons.
+
+        The frames share one layout (see ``same_size`` in :meth:`~autograd_lens.BackwardFrames.draw`),
+        so a frame differs from the one before only in a few boxes (the saved tensors just freed,
+        the node that ran). The page carries the picture once and, per frame, those boxes'
+        contents (:meth:`~autograd_lens.BackwardFrames.states`); a few lines of script in the controls apply them (no kernel
+        needed). Stepping through the frames moves nothing but the colours and labels.
+        """
+        svg, variants, changes = self.states(max_nodes=max_nodes)
         count = len(self.frames)
+        data = json.dumps({"variants": variants, "changes": changes,
+                           "captions": [self.caption(k) for k in range(count)]},
+                          separators=(",", ":")).replace("</", "<\\/")
         caption = html.escape(f"{count} nodes ran; step through them to replay the freeing")
         step = ("var s=this.parentNode.querySelector('input');s.value=+s.value+({});"
                 "s.dispatchEvent(new Event('input'))")
@@ -106,10 +150,11 @@ class BackwardFrames:
             f'<p>{caption}</p><div class="al-controls">'
             f'<button type="button" aria-label="previous step" onclick="{step.format(-1)}">&#9664;</button>'
             f'<input type="range" min="0" max="{count - 1}" value="0" aria-label="backward step" '
-            'oninput="var f=this.closest(\'.al-frames\').querySelectorAll(\'.al-frame\');'
-            'for(var i=0;i<f.length;i++){f[i].style.display=(i==this.value)?\'\':\'none\';}">'
+            f'oninput="{SHOW_FRAME}">'
             f'<button type="button" aria-label="next step" onclick="{step.format(1)}">&#9654;</button>'
-            '</div>' + "".join(panes) + "</div>"
+            f'</div><div class="al-frame" data-frames="{count}">'
+            f'<p class="al-step">{html.escape(self.caption(0))}</p>{svg}</div>'
+            f'<script type="application/json" class="al-states">{data}</script></div>'
         )
 
     def _repr_html_(self) -> str:

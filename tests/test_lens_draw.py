@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -147,13 +148,22 @@ def test_backward_frames_custom_and_checkpoint():
     assert [f.freed for f in frames if f.node_name == "SinBackward0"] == [("self",)]
 
 
-def test_frames_html_has_every_frame_and_a_slider():
+def test_frames_html_has_one_picture_and_every_frame_as_data_with_a_slider():
     x = torch.randn(3, requires_grad=True)
     frames = al.backward_frames((x * x).sin().sum())
     page = frames.to_html()
     assert page == frames._repr_html_()
-    assert page.count('class="al-frame"') == len(frames) == 4
-    assert page.count("<svg") == 4 and 'type="range"' in page and f'max="{len(frames) - 1}"' in page
+    assert page.count("<svg") == 1 and 'type="range"' in page and f'max="{len(frames) - 1}"' in page
+    data = json.loads(re.search(r'<script type="application/json" class="al-states">(.*?)</script>',
+                                page, re.S).group(1))
+    assert len(data["changes"]) == len(data["captions"]) == len(frames) == 4
+    assert data["captions"] == [frames.caption(k) for k in range(len(frames))]
+
+
+def _boxes(svg: str) -> dict[str, str]:
+    """Each node box of a picture: its id and the text of its labels."""
+    return {key: " ".join(re.findall(r">([^<>]*)</text>", body))
+            for key, body in al.replay.NODE_BOX.findall(svg)}
 
 
 def test_frames_slider_really_switches_frames_in_a_browser(tmp_path):
@@ -169,16 +179,12 @@ def test_frames_slider_really_switches_frames_in_a_browser(tmp_path):
         try:
             page = browser.new_page()
             page.goto(page_file.as_uri())
-
-            def visible():
-                return page.eval_on_selector_all(
-                    ".al-frame", "els => els.map(e => e.style.display !== 'none')")
-
-            assert visible() == [True, False, False, False]
-            page.fill('input[type="range"]', "2")
-            assert visible() == [False, False, True, False]
-            page.fill('input[type="range"]', "3")
-            assert visible() == [False, False, False, True]
+            for k in (0, 2, 3, 1, 0):   # forward, and back: each frame as draw(k) pictures it
+                page.fill('input[type="range"]', str(k))
+                shown = page.eval_on_selector(".al-frame svg", "s => s.outerHTML")
+                drawn = frames.draw(k, same_size=True).pipe(format="svg").decode()
+                assert _boxes(shown) == _boxes(drawn), f"frame {k} is not the graph after step {k + 1}"
+                assert page.inner_text(".al-step") == frames.caption(k)
         finally:
             browser.close()
 
@@ -224,6 +230,42 @@ def test_focus_rejects_an_unknown_rule():
     x = torch.ones(2, requires_grad=True)
     with pytest.raises(ValueError, match="focus must be None or one of"):
         al.draw((x * x).sum(), focus="freed-ish")
+
+
+def _two_branches():
+    """A loss over two branches of three nodes each, with a parameter at the top of each."""
+    a = torch.randn(3, requires_grad=True)
+    b = torch.randn(3, requires_grad=True)
+    loss = (a.exp() * 2).sin().sum() + (b.cos() * 3).tanh().sum()
+    return loss, a, b
+
+
+def test_focus_on_a_parameter_draws_its_path_and_collapses_the_other_branch():
+    loss, a, b = _two_branches()
+    nodes = al.walk(loss)
+    kept = al.focus.paths_to(nodes, [b])
+    names = [al.node_name(n) for n in kept]
+    assert names == ["AddBackward0", "SumBackward0", "TanhBackward0", "MulBackward0",
+                     "CosBackward0", "AccumulateGrad"]
+    assert [n.variable for n in kept if hasattr(n, "variable")] == [b]     # a's branch is left out
+    src = al.draw(loss, params={"a": a, "b": b}, focus=[b], legend=False).source
+    assert f"{len(nodes) - len(kept)} more nodes, collapsed" in src
+    assert "ExpBackward0" not in src and "SinBackward0" not in src and "CosBackward0" in src
+    assert al.draw(loss, focus=b).source == al.draw(loss, focus=[b]).source     # one target or a list
+    node = b.cos().grad_fn                       # not in loss's graph: a new node
+    with pytest.raises(ValueError, match="not a node of the drawn graph"):
+        al.draw(loss, focus=[node])
+
+
+def test_focus_on_a_node_joins_a_root_whose_node_is_collapsed_to_the_box():
+    loss, a, b = _two_branches()
+    other = (a * 5).sum()
+    target = [n for n in al.walk(loss) if al.node_name(n) == "CosBackward0"][0]
+    src = al.draw([loss, other], focus=[target], legend=False).source
+    assert "CosBackward0" in src and "ExpBackward0" not in src
+    assert re.search(r"\bmore -> r1\b", src)      # other's root: drawn, and joined to the box
+    with pytest.raises(ValueError, match="leaf tensor the graph does not reach"):
+        al.draw(loss, focus=[torch.ones(2, requires_grad=True)])
 
 
 def test_describe_counts_nodes_and_saved_tensors_from_the_graph():
@@ -280,11 +322,22 @@ def test_replay_frames_share_one_layout():
 
 
 def test_replay_has_step_buttons_beside_the_slider():
-    page = _frames_of_a_two_layer_net().to_html()
+    frames = _frames_of_a_two_layer_net()
+    page = frames.to_html()
     controls = re.search(r'<div class="al-controls">(.*?)</div>', page, re.S).group(1)
     assert re.findall(r'aria-label="(previous step|backward step|next step)"', controls) == [
         "previous step", "backward step", "next step"]
-    assert page.count('<p class="al-step">step ') == len(_frames_of_a_two_layer_net())
+    assert page.count('<p class="al-step">step ') == 1 and page.count('"step ') == len(frames)
+
+
+def test_replay_carries_the_picture_once_and_only_the_boxes_that_change():
+    frames = _frames_of_a_two_layer_net()
+    svg, variants, changes = frames.states()
+    whole = sum(len(frames.draw(k, same_size=True).pipe(format="svg")) for k in range(len(frames)))
+    assert len(frames.to_html()) < whole / 4          # every frame drawn in full is 4 times more
+    ran = {f"node{i}" for i in range(100)}
+    assert changes[0] == {} and all(len(c) <= 6 for c in changes) and set(variants) < ran
+    assert all(len(v) == 2 for v in variants.values())    # a box is as in frame 0, or changed
 
 
 def test_replay_step_buttons_and_frame_sizes_in_a_browser(tmp_path):
@@ -301,10 +354,9 @@ def test_replay_step_buttons_and_frame_sizes_in_a_browser(tmp_path):
             page.goto(page_file.as_uri())
             sizes = set()
             for k in range(len(frames)):
-                shown = page.eval_on_selector_all(".al-frame", "els => els.map(e => e.style.display !== 'none')")
-                assert shown.index(True) == k and shown.count(True) == 1
+                assert page.inner_text(".al-step") == frames.caption(k)
                 sizes.add(tuple(page.eval_on_selector(
-                    f'.al-frame[data-step="{k}"] svg',
+                    ".al-frame svg",
                     "s => { const r = s.getBoundingClientRect(); return [r.width, r.height]; }")))
                 page.click('button[aria-label="next step"]')
             page.click('button[aria-label="previous step"]')

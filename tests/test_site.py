@@ -372,17 +372,22 @@ async () => {
                   opens: !!img.closest("a.open-full")});
     }
     for (const frames of document.querySelectorAll(".al-frames")) {
-      const sizes = Array.from(frames.querySelectorAll(".al-frame")).map(pane => {
-        const shown = pane.style.display;
-        pane.style.display = "";
-        const r = pane.querySelector("svg").getBoundingClientRect();
-        pane.style.display = shown;
-        return [Math.round(r.width), Math.round(r.height)];
-      });
-      found.push({replay: true, sizes: sizes,
+      // One picture, its frames applied by the slider's script: step through all of them.
+      const slider = frames.querySelector("input[type=range]");
+      const svg = frames.querySelector(".al-frame svg");
+      const sizes = [], captions = [];
+      for (let k = 0; k <= +slider.max; k++) {
+        slider.value = k;
+        slider.dispatchEvent(new Event("input"));
+        const r = frames.querySelector(".al-frame svg").getBoundingClientRect();
+        sizes.push([Math.round(r.width), Math.round(r.height)]);
+        captions.push(frames.querySelector(".al-step").textContent);
+      }
+      slider.value = 0;
+      slider.dispatchEvent(new Event("input"));
+      found.push({replay: true, sizes: sizes, steps: new Set(captions).size,
                   buttons: frames.querySelectorAll(".al-controls button").length,
-                  px: smallest(frames.querySelector("svg"),
-                               frames.querySelector(".al-frame svg").getBoundingClientRect().width)});
+                  px: smallest(svg, svg.getBoundingClientRect().width)});
     }
     return found;
   };
@@ -844,11 +849,8 @@ def test_tracebacks_show_the_message_wrapped_and_the_full_traceback_one_click_aw
 
 
 MIN_TEXT_PX = 9           # the smallest text of a drawing, as rendered on a laptop
-# Pages whose every drawing is captioned and reads at MIN_TEXT_PX (focused where the whole graph is
-# too big; the whole graph then sits behind a toggle and opens full size). The other pages'
-# drawings are measured and reported (min, median, count under 8 px) by the test, not yet held.
-READABLE_PAGES = {"notebooks/05_rnn_hidden_state.html", "notebooks/15_rl_buffers.html",
-                  "notebooks/21_debugging_your_loop.html"}
+# Every graph drawing on every page is captioned and reads at MIN_TEXT_PX (focused where the whole
+# graph is too big; the whole graph then sits behind a toggle and opens full size).
 REPLAY_PAGES = {"notebooks/01_backward_twice.html", "notebooks/05_rnn_hidden_state.html",
                 "notebooks/12_gan_discriminator.html", "notebooks/21_debugging_your_loop.html",
                 "chapters/mental_model.html"}
@@ -876,20 +878,25 @@ def test_every_graph_drawing_has_alt_text_from_the_graph_and_opens_full_size(bro
 
 def test_drawings_read_at_the_column_width_and_say_what_to_look_at(browsed):
     sizes = sorted(d["px"] for _, d in _graph_drawings(browsed) if d["px"])
-    small = [s for s in sizes if s < 8]
+    small = [s for s in sizes if s < MIN_TEXT_PX]
     print(f"graph drawings: {len(sizes)}; smallest text (px) min {sizes[0]:.1f}, median "
-          f"{sizes[len(sizes) // 2]:.1f}, under 8 px: {len(small)}")
-    problems = []
+          f"{sizes[len(sizes) // 2]:.1f}, under {MIN_TEXT_PX} px: {len(small)}")
+    problems, count = [], 0
     for path, d in _graph_drawings(browsed):
-        if path not in READABLE_PAGES:
-            continue
+        count += 1
         if not d["caption"]:
             problems.append(f"{path}: {d['src']}: no caption saying what to look at")
         if d["toggled"]:
             continue    # a whole graph behind a toggle, beside its focused drawing: opened full size
         if d["px"] is None or d["px"] < MIN_TEXT_PX:
             problems.append(f"{path}: {d['src']}: smallest text {d['px']} px (at least {MIN_TEXT_PX})")
-    assert set(READABLE_PAGES) <= set(browsed["reader"]), "pages not measured"
+    # The backward replays are measured and reported, not yet held (12's and 21's draw the whole
+    # graph of the pass: 5.5 and 6.2 px); their frames keep one size (the test below).
+    replays = [(path, d["px"]) for path, seen in sorted(browsed["reader"].items())
+               for d in seen["drawings"] if d.get("replay")]
+    print("backward replays, smallest text (px):", [(p, round(px or 0, 1)) for p, px in replays])
+    assert set(SCENARIO_PAGES) <= set(browsed["reader"]), "pages not measured"
+    assert count >= 40, f"only {count} graph drawings found"
     assert not problems, "\n".join(problems)
 
 
@@ -900,6 +907,8 @@ def test_the_backward_replay_keeps_its_frames_the_same_size_with_step_buttons(br
         if not replays:
             problems.append(f"{path}: no backward replay")
         for r in replays:
+            if r["steps"] != len(r["sizes"]) or len(r["sizes"]) < 2:
+                problems.append(f"{path}: {r['steps']} step captions shown for {len(r['sizes'])} frames")
             if len({tuple(s) for s in r["sizes"]}) != 1:
                 problems.append(f"{path}: frames of different sizes {sorted({tuple(s) for s in r['sizes']})}")
             if r["buttons"] != 2:
