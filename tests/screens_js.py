@@ -108,7 +108,8 @@ WEIGHT_JS = r"""
   return {bytes: files.reduce((sum, f) => sum + f[1], 0), requests: files.length, biggest: files.slice(0, 3),
           formulas: document.querySelectorAll(".math").length, mathjax: loads(/\/mathjax\//),
           searchIndex: loads(/\/searchindex\.js$/),
-          inlineScript: Math.max(0, ...Array.from(document.querySelectorAll("script:not([src])")).map(s => s.text.length))};
+          inlineScript: Math.max(0, ...Array.from(document.querySelectorAll(
+            "script:not([src]):not([type='application/json'])")).map(s => s.text.length))};
 }
 """
 
