@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from contextlib import contextmanager
 
 import pytest
 import torch
@@ -166,27 +167,34 @@ def _boxes(svg: str) -> dict[str, str]:
             for key, body in al.replay.NODE_BOX.findall(svg)}
 
 
-def test_frames_slider_really_switches_frames_in_a_browser(tmp_path):
+@contextmanager
+def _replay_page(tmp_path, frames, body_style: str = ""):
+    """The frames' replay on a page of its own, opened in Chromium (skipped locally without one)."""
     from playwright import sync_api
 
     executable = chromium_or_skip()   # the site test's lookup: skipped locally, never in CI
-    x = torch.randn(3, requires_grad=True)
-    frames = al.backward_frames((x * x).sin().sum())
     page_file = tmp_path / "frames.html"
-    page_file.write_text(f"<!doctype html><html><body>{frames.to_html()}</body></html>")
+    page_file.write_text(f"<!doctype html><html><body style='{body_style}'>{frames.to_html()}</body></html>")
     with sync_api.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=executable, args=LAUNCH_ARGS)
         try:
             page = browser.new_page()
             page.goto(page_file.as_uri())
-            for k in (0, 2, 3, 1, 0):   # forward, and back: each frame as draw(k) pictures it
-                page.fill('input[type="range"]', str(k))
-                shown = page.eval_on_selector(".al-frame svg", "s => s.outerHTML")
-                drawn = frames.draw(k, same_size=True).pipe(format="svg").decode()
-                assert _boxes(shown) == _boxes(drawn), f"frame {k} is not the graph after step {k + 1}"
-                assert page.inner_text(".al-step") == frames.caption(k)
+            yield page
         finally:
             browser.close()
+
+
+def test_frames_slider_really_switches_frames_in_a_browser(tmp_path):
+    x = torch.randn(3, requires_grad=True)
+    frames = al.backward_frames((x * x).sin().sum())
+    with _replay_page(tmp_path, frames) as page:
+        for k in (0, 2, 3, 1, 0):   # forward, and back: each frame as draw(k) pictures it
+            page.fill('input[type="range"]', str(k))
+            shown = page.eval_on_selector(".al-frame svg", "s => s.outerHTML")
+            drawn = frames.draw(k, same_size=True).pipe(format="svg").decode()
+            assert _boxes(shown) == _boxes(drawn), f"frame {k} is not the graph after step {k + 1}"
+            assert page.inner_text(".al-step") == frames.caption(k)
 
 
 # ----- focus="stale" and the drawing's description (its alt text) -----
@@ -341,26 +349,15 @@ def test_replay_carries_the_picture_once_and_only_the_boxes_that_change():
 
 
 def test_replay_step_buttons_and_frame_sizes_in_a_browser(tmp_path):
-    from playwright import sync_api
-
-    executable = chromium_or_skip()
     frames = _frames_of_a_two_layer_net()
-    page_file = tmp_path / "frames.html"
-    page_file.write_text(f"<!doctype html><html><body style='width:700px'>{frames.to_html()}</body></html>")
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=executable, args=LAUNCH_ARGS)
-        try:
-            page = browser.new_page()
-            page.goto(page_file.as_uri())
-            sizes = set()
-            for k in range(len(frames)):
-                assert page.inner_text(".al-step") == frames.caption(k)
-                sizes.add(tuple(page.eval_on_selector(
-                    ".al-frame svg",
-                    "s => { const r = s.getBoundingClientRect(); return [r.width, r.height]; }")))
-                page.click('button[aria-label="next step"]')
-            page.click('button[aria-label="previous step"]')
-            assert page.eval_on_selector('input[type="range"]', "s => s.value") == str(len(frames) - 2)
-            assert len(sizes) == 1, f"frames of different sizes: {sorted(sizes)}"
-        finally:
-            browser.close()
+    with _replay_page(tmp_path, frames, body_style="width:700px") as page:
+        sizes = set()
+        for k in range(len(frames)):
+            assert page.inner_text(".al-step") == frames.caption(k)
+            sizes.add(tuple(page.eval_on_selector(
+                ".al-frame svg",
+                "s => { const r = s.getBoundingClientRect(); return [r.width, r.height]; }")))
+            page.click('button[aria-label="next step"]')
+        page.click('button[aria-label="previous step"]')
+        assert page.eval_on_selector('input[type="range"]', "s => s.value") == str(len(frames) - 2)
+        assert len(sizes) == 1, f"frames of different sizes: {sorted(sizes)}"
