@@ -20,7 +20,6 @@ shows that the source brings them (or their old graph) in.
 from __future__ import annotations
 
 import dataclasses
-import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,6 +27,7 @@ from .candidates import Candidate, find_candidates
 from .entry import Entry, Step, entry_of
 from .graph import breadth_first, children
 from .history import Call
+from .places import place
 from .writes import built_in_frame
 
 _RELATION = {"frontier": 8.0, "old": 6.0, "fresh": 4.0, "outside": 2.0}
@@ -151,7 +151,7 @@ def _earlier(call: Call | None) -> str:
     if call is None:
         return "an earlier backward"
     what = "autograd.grad" if call.kind == "grad" else "backward"
-    return f"the {what} at {os.path.basename(call.where[0])}:{call.where[2]}"
+    return f"the {what} at {place(call.where[0], call.where[2], call.cell)}"
 
 
 def _graph(calls: list[Call], inplace: bool, write: Any) -> str:

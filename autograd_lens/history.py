@@ -42,6 +42,8 @@ class Call(NamedTuple):
         where: (file, first line of the function, line) of the user's code that called it.
         on_parameters: for ``grad``, whether every input was an ``nn.Parameter`` (an inner
             gradient step on the weights, as in meta-learning).
+        cell: in a notebook, the number of the cell's run that made the call (a cell run
+            twice keeps one file); 0 when not known.
     """
 
     roots: tuple[Any, ...]
@@ -50,6 +52,7 @@ class Call(NamedTuple):
     kind: str
     where: tuple[str, int, int]
     on_parameters: bool = False
+    cell: int = 0
 
 
 def as_tensors(value: Any) -> tuple[torch.Tensor, ...]:
@@ -95,7 +98,7 @@ def make_call(roots: Any, retained: bool, kind: str, inputs: Any = None) -> Call
     on_parameters = kind == "grad" and all(
         isinstance(t, torch.nn.Parameter) for t in as_tensors(inputs))
     # tuple.__new__: a NamedTuple's own __new__ costs a few microseconds more
-    return _new_tuple(Call, (refs, number, bool(retained), kind, where, on_parameters))
+    return _new_tuple(Call, (refs, number, bool(retained), kind, where, on_parameters, 0))
 
 
 _new_tuple = tuple.__new__

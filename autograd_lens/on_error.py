@@ -18,8 +18,10 @@ import torch
 from .diagnose import diagnose
 from .errors import error_kind
 from .graph import breadth_first
-from .history import History, make_call, start_recording, stop_recording
+from .history import Call, History, make_call, start_recording, stop_recording
+from .places import cell_number, is_cell
 from .situation import explain
+from .telling import edit_text
 from .unseen import leave_unseen
 from .watch import user_frames
 
@@ -96,7 +98,8 @@ class diagnose_on_error(contextlib.ContextDecorator):
                     text = self._with_carriers(str(report), error, root, report)
                     error.args = (f"{error}\n\n{text}",) + tuple(error.args[1:])
                 raise
-            self.history.add(make_call(root, retained, "grad" if grad else "backward", inputs))
+            self.history.add(_numbered(make_call(root, retained, "grad" if grad else "backward",
+                                                 inputs)))
             return result
         finally:
             _state.busy = False
@@ -111,18 +114,22 @@ class diagnose_on_error(contextlib.ContextDecorator):
             old = set()
             for item in report.frontier:
                 old.update(n for n in breadth_first([item.node]) if not hasattr(n, "variable"))
-            finding = explain(error, root, list(self.history.calls), user_frames(),
+            frames = user_frames()
+            finding = explain(error, root, list(self.history.calls), frames,
                               old=old if old else None, nested=not old,
                               regions=list(self.history.regions))
+            edit = _edit(finding, frames[0] if frames else None)
         except Exception:  # noqa: BLE001 - never let the diagnosis break the call
             return text.replace("`", "'")
+        finally:
+            frames = None
         if not old:  # the report saw nothing stale before the call: the finding says it all
-            return str(finding).replace("`", "'")
+            return (str(finding) + edit).replace("`", "'")
         lines = text.split("\n")
         at = next((i for i, line in enumerate(lines) if line.startswith("Likely pattern")),
                   len(lines))
         lines[at:] = finding.carrier_lines() + finding.pattern_lines(every_page=True)
-        return "\n".join(lines).replace("`", "'")
+        return ("\n".join(lines) + edit).replace("`", "'")
 
     def __enter__(self) -> "diagnose_on_error":
         def tensor_pick(self_, gradient=None, retain_graph=None, create_graph=False, inputs=None):
@@ -152,6 +159,24 @@ class diagnose_on_error(contextlib.ContextDecorator):
         stop_recording(self.history)
         for owner, name, original in reversed(self._saved.pop()):
             setattr(owner, name, original)
+
+
+def _numbered(call: Call | None) -> Call | None:
+    """The call, with the number of the notebook cell's run that made it (a cell run twice
+    keeps one file: the number tells the runs apart)."""
+    if call is None or not is_cell(call.where[0]):
+        return call
+    return call._replace(cell=cell_number(call.where[0]) or 0)
+
+
+def _edit(finding: Any, frame: Any) -> str:
+    """The suggested edit of the program's lines (a cell's, in a notebook), after a blank
+    line; or why there is none; empty without a pattern."""
+    if finding.pattern is None:
+        return ""
+    where = None if frame is None else (frame.f_code.co_filename, frame.f_lineno)
+    text = edit_text(finding.pattern.fixes(finding.carriers, where), finding.pattern)
+    return "\n\n" + text.rstrip("\n") if text else ""
 
 
 _extension_guard: diagnose_on_error | None = None

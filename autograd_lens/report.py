@@ -13,10 +13,10 @@ import torch
 from torch.autograd.graph import Node
 
 from .graph import SavedSlot
+from .places import place
 from .patterns import BOOK_URL, PATTERNS, Pattern  # noqa: F401 - re-exported: the catalogue
 
 
-_NOTEBOOK_CELL = re.compile(r"ipykernel_\d+|<ipython-input")
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>[^\n]+)\n'
                     r'(?:(?!\s*File ")(?P<code>[ \t]+[^\n]*)\n?)?')
 # Frames from these folders are skipped when looking for the user's line in a traceback.
@@ -51,10 +51,8 @@ class SourceLine:
 
     @property
     def where(self) -> str:
-        """``"cell line 7"`` in a notebook, ``"train.py:7"`` in a file (no directory)."""
-        if _NOTEBOOK_CELL.search(self.filename):
-            return f"cell line {self.lineno}"
-        return f"{os.path.basename(self.filename)}:{self.lineno}"
+        """``"In [4], line 7"`` in a notebook, ``"train.py:7"`` in a file (no directory)."""
+        return place(self.filename, self.lineno)
 
     def __str__(self) -> str:
         return f"{self.where}: {self.code}" if self.code else self.where

@@ -8,8 +8,6 @@ written as JSON by ``--report``, and appended to the error by :class:`diagnose_o
 from __future__ import annotations
 
 import dataclasses
-import os
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,6 +19,7 @@ from .diagnose import diagnose
 from .errors import is_inplace_error
 from .graph import breadth_first, children, node_name
 from .history import Call, alive_roots, as_tensors, old_nodes, sequence
+from .places import place
 from .report import PATTERNS, Pattern
 from .verdict import (Evidence, decide, first_saved, in_regions, is_checkpoint, leaves_of,
                       through_weights)
@@ -75,7 +74,7 @@ class Finding:
             return []
         lines = ["Carried in by (most likely first):"]
         for carrier in self.carriers[:5]:
-            lines.append(f"  {carrier.name}  {_where(carrier.file)}:{carrier.line} in "
+            lines.append(f"  {carrier.name}  {place(carrier.file, carrier.line)} in "
                          f"{carrier.function}: {carrier.why}.")
         return lines
 
@@ -123,16 +122,9 @@ def written_lines(write: Write | None) -> list[str]:
     if write.line:
         verb = "steps the optimizer that holds it" if write.how == "step" else \
             "writes it in place"
-        lines.append(f"Changed by: {write.text}  ({_where(write.file)}:{write.line} in "
+        lines.append(f"Changed by: {write.text}  ({place(write.file, write.line)} in "
                      f"{write.function}), which {verb}.")
     return lines
-
-
-def _where(filename: str) -> str:
-    """A file's name without its folder; "cell" for a notebook cell."""
-    if re.search(r"ipykernel_\d+|<ipython-input", filename):
-        return "cell"
-    return os.path.basename(filename)
 
 
 def _evidence(carriers: list[tuple[Carrier, Candidate]], view: Any, order: list[Any], kids: dict[Any, list[Any]],

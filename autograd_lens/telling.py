@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from .edits import unified_diff
 from .errors import FREED_GRAPH_PATTERN, INPLACE_PATTERN, error_kind
+from .places import is_cell, shown_file
 from .unseen import may_be_caught
 
 if TYPE_CHECKING:  # the command imports torch only when the program does
@@ -30,7 +31,10 @@ EMPTY_REPORT = {"error": None, "carriers": [], "frontier": [], "pattern": "", "t
 
 
 def _shown(file: str) -> str:
-    """A file's name as the diff shows it: relative to the working folder when inside it."""
+    """A file's name as the diff shows it: relative to the working folder when inside it; a
+    notebook cell as ``In [4]``."""
+    if is_cell(file):
+        return shown_file(file)
     relative = os.path.relpath(file) if os.path.isabs(file) else file
     return file if relative.startswith("..") else relative
 
@@ -45,8 +49,10 @@ def edit_text(fixes: list[Fix], pattern: Any) -> str:
             "the source does not show plainly where the fix goes; the fix above says what to change"
         return f"autograd_lens: no edit of your lines is suggested: {why}.\n"
     parts = []
+    cells = all(is_cell(edit.file) for fix in fixes for edit in fix.edits)
+    first = "The fix as an edit of your cell" if cells else "The fix as an edit of your program"
     for index, fix in enumerate(fixes):
-        lead = "The fix as an edit of your program" if index == 0 else "Or"
+        lead = first if index == 0 else "Or"
         parts.append(f"{lead} ({fix.computes}):\n{unified_diff(list(fix.edits), _shown)}")
     return "\n".join(parts)
 

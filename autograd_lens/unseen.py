@@ -45,10 +45,13 @@ def leave_unseen(frame: Any) -> None:
     """Call from this package's wrapper (``frame``: its own) while an exception is being raised
     through it: once the exception reaches the first frame outside this package, that frame's
     traceback entry is linked past this package's entries. Done with a trace function set for
-    that moment only; under a debugger or a coverage tool (a trace function already set),
-    nothing is done."""
+    that moment only; under a debugger (a trace function already set), the caller's own trace
+    function is kept and handed every event, the first one included."""
     caller = _first_not_ours(frame)
-    if caller is None or sys.gettrace() is not None:
+    if caller is None:
+        return
+    if sys.gettrace() is not None:
+        _splice_under_tracer(caller)
         return
 
     def on_exception(seen: Any, event: str, arg: Any) -> Callable | None:
@@ -56,9 +59,7 @@ def leave_unseen(frame: Any) -> None:
             return None
         caller.f_trace = None
         sys.settrace(None)
-        entry = arg[2]
-        if entry is not None and entry.tb_frame is caller:
-            entry.tb_next = _skip_ours(entry.tb_next)
+        _splice(caller, arg[2])
         return None
 
     calls = [0]
@@ -75,6 +76,27 @@ def leave_unseen(frame: Any) -> None:
     caller.f_trace = on_exception
     caller.f_trace_lines = False
     sys.settrace(on_call)
+
+
+def _splice(caller: Any, entry: Any) -> None:
+    """Link the caller's traceback entry past this package's entries."""
+    if entry is not None and entry.tb_frame is caller:
+        entry.tb_next = _skip_ours(entry.tb_next)
+
+
+def _splice_under_tracer(caller: Any) -> None:
+    """The splice, with the debugger's trace function (``sys.settrace``) left in place: the
+    caller's next event is seen first, then handed to the caller's own trace function, which
+    is put back."""
+    previous = caller.f_trace
+
+    def on_event(seen: Any, event: str, arg: Any) -> Callable | None:
+        caller.f_trace = previous
+        if event == "exception":
+            _splice(caller, arg[2])
+        return previous(seen, event, arg) if previous is not None else None
+
+    caller.f_trace = on_event
 
 
 def may_be_caught(frame: Any) -> bool:

@@ -16,7 +16,6 @@ and the source are read at the moment of the failure.
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass
 from typing import Any, Iterator
@@ -24,6 +23,7 @@ from typing import Any, Iterator
 import torch
 
 from .graph import breadth_first, children, node_name, stale_slots
+from .places import place
 from .source_writes import built_before, op_on, step_of
 
 _MESSAGE = re.compile(r"\[(?P<kind>[\w.]+) \[(?P<shape>[\d, ]*)\]\](?:, which is output \d+ of "
@@ -66,7 +66,7 @@ class Write:
     reached: int = 0
 
     def where(self) -> str:
-        return f"{os.path.basename(self.file)}:{self.line}" if self.line else ""
+        return place(self.file, self.line) if self.line else ""
 
 
 def _parsed(error: BaseException) -> dict[str, Any] | None:
