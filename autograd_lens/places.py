@@ -60,10 +60,13 @@ def _inside(file: str, folder: str) -> bool:
 
 
 def _program_folders() -> list[str]:
-    """The folders of the program's own files: its first ``sys.path`` entry (the script's
-    folder, or the working folder for ``-m``) and the working folder."""
-    first = sys.path[0] if sys.path and sys.path[0] else os.getcwd()
-    return [os.path.realpath(first), os.path.realpath(os.getcwd())]
+    """The folders of the program's own files: the working folder, and the folder of the
+    ``__main__`` module's file (the script; none in a notebook), unless it is installed."""
+    folders = [os.path.realpath(os.getcwd())]
+    main = getattr(sys.modules.get("__main__"), "__file__", None)
+    if isinstance(main, str) and not os.path.realpath(main).startswith(_INSTALLED):
+        folders.append(os.path.dirname(os.path.realpath(main)))
+    return folders
 
 
 def _library_entry(file: str) -> str | None:
