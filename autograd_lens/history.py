@@ -104,6 +104,34 @@ def make_call(roots: Any, retained: bool, kind: str, inputs: Any = None) -> Call
 _new_tuple = tuple.__new__
 
 
+def newest_number() -> int:
+    """The sequence number the newest node of this thread has now (every node made from now on
+    has a larger one); very large when no node can be made (inference mode)."""
+    try:
+        with torch.enable_grad():
+            return torch.zeros((), requires_grad=True).neg().grad_fn._sequence_nr()
+    except RuntimeError:
+        return _LEAF_SEQUENCE - 1
+
+
+def reaches_before(tensors: tuple, mark: int) -> bool:
+    """Whether the graph of ``tensors`` (the tuple torch's engine gets) holds a node numbered
+    ``mark`` or less: made before the node numbered ``mark`` was. It walks the whole graph when
+    it holds none (a graph made since: the usual step), and runs on every call: written for a
+    small graph to cost a microsecond or two."""
+    stack = [t.grad_fn for t in tensors]
+    seen = set()
+    while stack:
+        node = stack.pop()
+        if node is None or node in seen:
+            continue
+        if node._sequence_nr() <= mark:
+            return True
+        seen.add(node)
+        stack += [child for child, _ in node.next_functions]
+    return False
+
+
 class History:
     """The last few calls, newest last, and the last few checkpointed regions the program ran
     (each as the range of sequence numbers its nodes got: ``(after, up to)``)."""

@@ -1,8 +1,9 @@
 """Adding the diagnosis to the freed-graph (or in-place) error at the moment backward fails.
 
-:class:`diagnose_on_error` wraps ``Tensor.backward``, ``torch.autograd.backward`` and
-``torch.autograd.grad`` while it is active; ``%load_ext autograd_lens`` does it for every cell of a
-notebook.
+:class:`diagnose_on_error` wraps the function through which ``Tensor.backward``,
+``torch.autograd.backward`` and ``torch.autograd.grad`` run the engine while it is active (as the
+command's watch does); ``%load_ext autograd_lens`` does it for every cell of a notebook, and names
+places as the notebook shows them (see :mod:`autograd_lens.places`).
 """
 
 from __future__ import annotations
@@ -18,8 +19,9 @@ import torch
 from .diagnose import diagnose
 from .errors import error_kind
 from .graph import breadth_first
-from .history import Call, History, make_call, start_recording, stop_recording
-from .places import cell_number, is_cell
+from .history import (Call, History, make_call, newest_number, reaches_before, start_recording,
+                      stop_recording)
+from .places import cell_numbers
 from .situation import explain
 from .telling import edit_text
 from .unseen import leave_unseen
@@ -32,9 +34,11 @@ _state = threading.local()
 class diagnose_on_error(contextlib.ContextDecorator):
     """Add the diagnosis to the freed-graph (or in-place) error when backward fails.
 
-    While active, every call to ``Tensor.backward``, ``torch.autograd.backward`` and
-    ``torch.autograd.grad`` is diagnosed first (a walk of the graph, cheaper than the backward
-    itself; the report is kept only until the call returns). If the call then raises the
+    While active, every call of ``Tensor.backward``, ``torch.autograd.backward`` and
+    ``torch.autograd.grad`` whose graph holds a node made before the latest backward (or before
+    the guard started) is diagnosed first (a walk of the graph, cheaper than the backward
+    itself; the report is kept only until the call returns); a graph made since is only looked
+    over, in a few microseconds (sequence numbers). If the call then raises the
     freed-graph or the in-place error, the diagnosis is appended to the error's message, with the
     variables of your code that carry the old graph in (ranked as ``autograd_lens.carriers``
     says). Nothing else changes, and everything is
@@ -61,58 +65,86 @@ class diagnose_on_error(contextlib.ContextDecorator):
         self.suspects = suspects
         self.history = History()
         self._saved: list[tuple[Any, str, Any]] = []
+        # Nodes numbered up to this may have been gone through by a backward: those made
+        # before the guard started, and those of the graphs the recorded calls went through.
+        self._mark = -1
+        self._cells: dict[str, int] | None = None  # in a notebook: each cell's file, its number
 
     def _suspects(self) -> Any:
         return self.suspects() if callable(self.suspects) else self.suspects
 
-    def _wrap(self, original: Callable, pick: Callable[..., tuple[Any, Any, bool]]) -> Callable:
-        guard = self
+    def _wrap(self, original: Callable) -> Callable:
+        guard, state = self, _state
 
         @functools.wraps(original)
-        def wrapper(*args, **kwargs):
+        def wrapper(outputs, *args, **kwargs):
+            # torch's own call: (outputs, gradients, retain_graph, create_graph, inputs, ...,
+            # accumulate_grad=True for backward, False for autograd.grad)
+            report, nested = None, getattr(state, "busy", False)
+            state.busy = True
             try:
-                if getattr(_state, "busy", False):
-                    return original(*args, **kwargs)
-                return guard._call(original, pick, args, kwargs)
-            except BaseException:
+                if nested:  # a backward run by a backward: the outer call says it all
+                    return original(outputs, *args, **kwargs)
+                if reaches_before(outputs, guard._mark):
+                    report = guard._diagnosed(outputs, args, kwargs)
+                result = original(outputs, *args, **kwargs)
+            except RuntimeError as error:
+                if not nested:
+                    guard._failed(error, outputs, report)
                 leave_unseen(sys._getframe())  # the traceback shows the user's frames only
                 raise
+            except BaseException:
+                leave_unseen(sys._getframe())
+                raise
+            finally:
+                state.busy = nested
+            guard._record(outputs, args, kwargs)
+            return result
         return wrapper
 
-    def _call(self, original: Callable, pick: Callable[..., tuple[Any, Any, bool]],
-              args: tuple, kwargs: dict) -> Any:
-        """The call, diagnosed first; a freed-graph (or in-place) error gets the diagnosis."""
-        _state.busy = True
+    def _diagnosed(self, outputs: tuple, args: tuple, kwargs: dict) -> Any:
+        """The report of a graph that may hold a node an earlier backward went through, made
+        before the call (None if it cannot be made)."""
+        grad = kwargs.get("accumulate_grad", True) is False
+        inputs = (args[3] or None) if len(args) > 3 else None
         try:
-            root, inputs, grad, retained = pick(*args, **kwargs)
-            try:
-                report = diagnose(root, self._suspects(), inputs=inputs, grad=grad)
-            except Exception:  # noqa: BLE001 - never let the diagnosis break the call
-                report = None
-            try:
-                result = original(*args, **kwargs)
-            except RuntimeError as error:
-                if report is not None and error_kind(error) is not None:
-                    # Quotes, not backticks, in an error message (tracebacks are often
-                    # rendered by tools that treat backticks as markup).
-                    text = self._with_carriers(str(report), error, root, report)
-                    error.args = (f"{error}\n\n{text}",) + tuple(error.args[1:])
-                raise
-            self.history.add(_numbered(make_call(root, retained, "grad" if grad else "backward",
-                                                 inputs)))
-            return result
-        finally:
-            _state.busy = False
+            return diagnose(outputs[0] if len(outputs) == 1 else outputs, self._suspects(),
+                            inputs=inputs, grad=grad)
+        except Exception:  # noqa: BLE001 - never let the diagnosis break the call
+            return None
 
-    def _with_carriers(self, text: str, error: RuntimeError, root: Any, report: Any) -> str:
+    def _failed(self, error: RuntimeError, outputs: tuple, report: Any) -> None:
+        """A freed-graph (or in-place) error gets the diagnosis; any other goes on as it is."""
+        if error_kind(error) is None:
+            return
+        # Quotes, not backticks, in an error message (tracebacks are often rendered by tools
+        # that treat backticks as markup).
+        text = self._with_carriers(error, outputs[0] if len(outputs) == 1 else outputs, report)
+        if text:
+            error.args = (f"{error}\n\n{text}",) + tuple(error.args[1:])
+
+    def _record(self, outputs: tuple, args: tuple, kwargs: dict) -> None:
+        """Record the call that worked; the nodes it went through are now old."""
+        grad = kwargs.get("accumulate_grad", True) is False
+        call = make_call(outputs[0] if len(outputs) == 1 else outputs, args[1] or args[2] if len(args) > 2 else False,
+                         "grad" if grad else "backward",
+                         args[3] if grad and len(args) > 3 else None)
+        if call is not None:
+            number = self._cells.get(call.where[0]) if self._cells is not None else None
+            self.history.calls.append(call if number is None else call._replace(cell=number))
+            if call.sequence > self._mark:
+                self._mark = call.sequence
+
+    def _with_carriers(self, error: RuntimeError, root: Any, report: Any) -> str:
         """The report's text with the carriers named, and the pattern decided from the same
         evidence as the command's: the carriers, the graph (the old part found from the
-        report's frontier, read before the call, so exact) and the calls recorded here. A
-        backward that another backward ran (nothing stale before the call) is explained from
-        the recorded calls."""
+        report's frontier, read before the call, so exact) and the calls recorded here. Without
+        a report (the graph was made since the latest backward), or with nothing stale in it
+        (a backward that another backward ran), it is explained from the recorded calls."""
+        text = "" if report is None else str(report)
         try:
             old = set()
-            for item in report.frontier:
+            for item in (report.frontier if report is not None else ()):
                 old.update(n for n in breadth_first([item.node]) if not hasattr(n, "variable"))
             frames = user_frames()
             finding = explain(error, root, list(self.history.calls), frames,
@@ -132,41 +164,21 @@ class diagnose_on_error(contextlib.ContextDecorator):
         return ("\n".join(lines) + edit).replace("`", "'")
 
     def __enter__(self) -> "diagnose_on_error":
-        def tensor_pick(self_, gradient=None, retain_graph=None, create_graph=False, inputs=None):
-            return self_, inputs, False, bool(retain_graph or create_graph)
-
-        def backward_pick(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
-                          grad_variables=None, inputs=None):
-            return tensors, inputs, False, bool(retain_graph or create_graph)
-
-        def grad_pick(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
-                      *args, **kwargs):
-            return outputs, inputs, True, bool(retain_graph or create_graph)
-
-        targets = [(torch.Tensor, "backward", tensor_pick),
-                   (torch.autograd, "backward", backward_pick),
-                   (torch.autograd, "grad", grad_pick)]
-        saved = []
-        for owner, name, pick in targets:
-            original = getattr(owner, name)
-            saved.append((owner, name, original))
-            setattr(owner, name, self._wrap(original, pick))
+        # The function through which Tensor.backward, autograd.backward and autograd.grad
+        # (however the program imported them) run the engine, as the command's watch does.
+        original = torch.autograd._engine_run_backward
+        saved = [(torch.autograd, "_engine_run_backward", original)]
+        torch.autograd._engine_run_backward = self._wrap(original)
         saved += start_recording(self.history)
         self._saved.append(saved)
+        self._mark = max(self._mark, newest_number())
+        self._cells = cell_numbers()
         return self
 
     def __exit__(self, *exc_info) -> None:
         stop_recording(self.history)
         for owner, name, original in reversed(self._saved.pop()):
             setattr(owner, name, original)
-
-
-def _numbered(call: Call | None) -> Call | None:
-    """The call, with the number of the notebook cell's run that made it (a cell run twice
-    keeps one file: the number tells the runs apart)."""
-    if call is None or not is_cell(call.where[0]):
-        return call
-    return call._replace(cell=cell_number(call.where[0]) or 0)
 
 
 def _edit(finding: Any, frame: Any) -> str:

@@ -55,6 +55,14 @@ def cell_number(file: str) -> int | None:
     return int(found.group()) if found else None
 
 
+def cell_numbers() -> dict[str, int] | None:
+    """The running shell's numbers of its cells, by file (the latest run of each; None outside
+    IPython): a call reads its cell's number there when it is made, a dictionary look-up."""
+    shell = _shell()
+    names = getattr(getattr(shell, "compile", None), "_filename_map", None)
+    return names if isinstance(names, dict) else None
+
+
 def _inside(file: str, folder: str) -> bool:
     return bool(folder) and file.startswith(folder.rstrip(os.sep) + os.sep)
 

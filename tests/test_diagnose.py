@@ -625,7 +625,8 @@ def test_property_prediction_matches_backward():
 
 
 def test_diagnose_on_error_adds_the_diagnosis_and_restores_everything():
-    originals = (torch.Tensor.backward, torch.autograd.backward, torch.autograd.grad)
+    originals = (torch.Tensor.backward, torch.autograd.backward, torch.autograd.grad,
+                 torch.autograd._engine_run_backward)
     w = torch.randn(3, requires_grad=True)
     h = (w * w).tanh()
     (h * 2).sum().backward()
@@ -638,7 +639,8 @@ def test_diagnose_on_error_adds_the_diagnosis_and_restores_everything():
     # Diagnosed before the failing call: after it, the nodes it ran would be freed too, and a
     # diagnosis made then would blame this step's own MulBackward0.
     assert "- TanhBackward0" in text and "MulBackward0" not in text
-    assert (torch.Tensor.backward, torch.autograd.backward, torch.autograd.grad) == originals
+    assert (torch.Tensor.backward, torch.autograd.backward, torch.autograd.grad,
+            torch.autograd._engine_run_backward) == originals
 
 
 def test_diagnose_on_error_leaves_working_steps_alone():
@@ -670,10 +672,10 @@ def test_diagnose_on_error_other_errors_untouched():
 
 
 def test_ipython_extension_loads_and_unloads(capsys):
-    original = torch.Tensor.backward
+    original = torch.autograd._engine_run_backward
     al.load_ipython_extension(None)
     try:
-        assert torch.Tensor.backward is not original
+        assert torch.autograd._engine_run_backward is not original
         w = torch.randn(2, requires_grad=True)
         loss = (w * w).sum()
         loss.backward()
@@ -681,5 +683,5 @@ def test_ipython_extension_loads_and_unloads(capsys):
             loss.backward()
     finally:
         al.unload_ipython_extension(None)
-    assert torch.Tensor.backward is original
+    assert torch.autograd._engine_run_backward is original
     assert "diagnosis" in capsys.readouterr().out
