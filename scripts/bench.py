@@ -8,7 +8,9 @@ median of ``BENCH_REPEATS`` runs (default 3): a 2-core machine is noisy. Measure
   kernel that runs only the setup cell every notebook starts with (what every notebook imports),
   and each notebook's time as a multiple of it;
 * ``make book`` from nothing (after set-up) and with nothing changed; ``make test`` and each of its
-  stages alone (``make test`` runs them in two lanes at once, so it takes less than their sum).
+  stages alone (``make test`` runs them in two lanes at once, so it takes less than their sum);
+* how the built site reads, in Chromium (``scripts/drawing_sizes.py``): the drawings' smallest
+  text on a laptop and on a phone, opened on a phone, and where the fix box sits.
 
 These are benchmarks, not timed tests: a slow machine makes a target show "no" here, never a test fail.
 """
@@ -32,6 +34,7 @@ from nbclient import NotebookClient
 from torch import nn
 
 import autograd_lens as al
+from drawing_sizes import site_figures, summarize
 from nbtools import ROOT, notebook_paths
 from setup_cell import setup_source
 
@@ -182,6 +185,33 @@ def versions() -> dict:
             "graphviz dot": dot.replace("dot - graphviz version ", "")}
 
 
+READING = {  # key of drawing_sizes.summarize: what the status page calls it
+    "laptop_in_the_column": "laptop (1366x768), in the page's column (not behind a toggle)",
+    "laptop_every_drawing": "laptop, every drawing (a whole graph behind a toggle too)",
+    "phone_in_the_column": "phone (390x844), in the page's column",
+    "phone_opened": "phone, each drawing opened (its link; a replay's Full size button)",
+}
+
+
+def reading_lines(reading: dict | None) -> list[str]:
+    """The status page's section on how the built site's drawings read."""
+    if not reading:
+        return ["", "## How the pages read", "", "Not measured: no Chromium was found."]
+    fix = reading["fix_box"]
+    lines = ["", "## How the pages read", "",
+             "Measured on the built site in Chromium: each graph drawing's smallest text as rendered, in CSS px",
+             "(the backward replays in every frame). The browser test fails under 9 px in the column on a",
+             "laptop and for a drawing opened on a phone.", "",
+             "| where | drawings | smallest | median | under 8 px | under 9 px |",
+             "| --- | --- | --- | --- | --- | --- |"]
+    lines += [f"| {name} | {r['count']} | {r['min_px']} | {r['median_px']} | {r['under_8']} | {r['under_9']} |"
+              for key, name in READING.items() for r in [reading[key]]]
+    lines += ["", f"The fix box on each of the {fix['pages']} scenario pages (laptop) starts {fix['top_min_px']} "
+              f"to {fix['top_max_px']} px from the top and ends by {fix['bottom_max_px']} px, "
+              + ("inside" if fix["bottom_max_px"] <= 768 else "not all inside") + " the first screen of 768 px."]
+    return lines
+
+
 def status_page(report: dict) -> str:
     make = report["make"]
     lines = ["# Status", "",
@@ -205,6 +235,7 @@ def status_page(report: dict) -> str:
     lines += [f"| {{doc}}`{Path(name).stem} <../{Path(name).with_suffix('').as_posix()}>` | "
               f"{n['alone_s']} | {n['vs_floor']} | {n['slowest_cell_s']} | {n['code_cells']} |"
               for name, n in report["notebooks"].items()]
+    lines += reading_lines(report.get("reading"))
     lines += ["", "## Versions", "", "| package | version |", "| --- | --- |"]
     lines += [f"| {k} | {v} |" for k, v in report["versions"].items()]
     lines += ["", "Regenerate this page with `make bench` (it also writes `bench/report.json`).", ""]
@@ -219,6 +250,8 @@ def main() -> int:
               "machine": {"cores": os.cpu_count(), "system": f"{platform.system()} {platform.machine()}"},
               "versions": versions(), "notebooks_floor_s": floor, "notebooks": notebooks,
               "make": make_times(), "library": library}
+    figures = site_figures(ROOT / "_build" / "html")   # the site make_times() just built
+    report["reading"] = summarize(figures) if figures else None
     figures = {**library, **report["make"],
                "notebook_alone_max_s": max(n["alone_s"] for n in notebooks.values()),
                "notebook_vs_floor_max": max(n["vs_floor"] for n in notebooks.values()),
