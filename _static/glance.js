@@ -104,6 +104,8 @@
       const open = frames.classList.toggle("al-full");
       button.setAttribute("aria-pressed", String(open));
       button.textContent = open ? "Fit to the column" : "Full size";
+      const box = frames.querySelector(".al-frame");   // opened: start at the picture's middle
+      box.scrollLeft = open ? (box.scrollWidth - box.clientWidth) / 2 : 0;
     });
     frames.querySelector(".al-frame").before(button);
   }
