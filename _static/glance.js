@@ -86,3 +86,30 @@
   else all();
 })();
 
+
+// A backward replay opens full size in its own box: a button beside the picture shows it at its
+// natural size inside a box that scrolls both ways (a phone's column is too narrow for its labels),
+// and puts it back. Stepping through the frames works the same either way.
+(function () {
+  "use strict";
+  function openable(frames) {
+    if (frames.querySelector(".al-open")) return;
+    const button = document.createElement("button");
+    button.type = "button";
+    button.className = "al-open";
+    button.setAttribute("aria-pressed", "false");
+    button.textContent = "Full size";
+    button.title = "Show the replay full size (scroll to pan, the browser's zoom to zoom)";
+    button.addEventListener("click", function () {
+      const open = frames.classList.toggle("al-full");
+      button.setAttribute("aria-pressed", String(open));
+      button.textContent = open ? "Fit to the column" : "Full size";
+      const box = frames.querySelector(".al-frame");   // opened: start at the picture's middle
+      box.scrollLeft = open ? (box.scrollWidth - box.clientWidth) / 2 : 0;
+    });
+    frames.querySelector(".al-frame").before(button);
+  }
+  function all() { document.querySelectorAll(".al-frames").forEach(openable); }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", all);
+  else all();
+})();

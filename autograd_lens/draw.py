@@ -95,12 +95,25 @@ def _legend(dot: graphviz.Digraph, with_current: bool) -> None:
 
 
 def _collapsed(dot: graphviz.Digraph, nodes: list[Node], shown: list[Node],
-               index: dict[Node, int]) -> None:
-    """The nodes a focused drawing leaves out, as one box joined to the nodes that lead into them."""
-    hidden = [node for node in nodes if node not in index]
-    stale = sum(slot.stale for node in hidden for slot in node_slots(node))
-    dot.node("more", f"{len(hidden)} more nodes, collapsed\n({stale} stale saved tensors)",
-             shape="box3d", fillcolor="lightyellow")
+               index: dict[Node, int], slots_of: Callable[[int, Node], list[SavedSlot]],
+               current: int | None, same_size: bool) -> None:
+    """The nodes a focused drawing leaves out, as one box joined to the nodes that lead into them.
+
+    In a frame of a backward pass (``same_size``) the box counts the saved tensors freed so far
+    and is outlined as the node that ran when that node is one of the collapsed ones; its label
+    keeps one width in every frame, so the layout stays."""
+    hidden = [(j, node) for j, node in enumerate(nodes) if node not in index]
+    slots = [slot for j, node in hidden for slot in slots_of(j, node)]
+    if same_size:
+        freed = sum(slot.state == "freed" for slot in slots)
+        label = (f"{len(hidden)} more nodes, collapsed\n"
+                 f"{freed:{len(str(len(slots)))}d} of {len(slots)} saved tensors freed")
+        ran = current in {j for j, _ in hidden}
+        style = dict(color=CURRENT, penwidth="3") if ran else dict(color="black", penwidth="1")
+    else:
+        stale = sum(slot.stale for slot in slots)
+        label, style = f"{len(hidden)} more nodes, collapsed\n({stale} stale saved tensors)", {}
+    dot.node("more", label, shape="box3d", fillcolor="lightyellow", **style)
     for i, node in enumerate(shown):
         if any(child not in index for child in children(node)):
             dot.edge("more", f"n{i}", style="dashed")
@@ -118,7 +131,8 @@ def _render(root: Any, params: Mapping[str, torch.Tensor] | None, *, show_saved:
     nodes = walk(roots)
     shown = focused(nodes, focus)[:max_nodes]
     index = {node: i for i, node in enumerate(shown)}
-    slots_of = slots_of or (lambda i, node: node_slots(node))
+    position = {node: j for j, node in enumerate(nodes)}   # what slots_of and current count in
+    slots_of = slots_of or (lambda j, node: node_slots(node))
 
     # The graph's name is its description: the SVG's <title>, which pages use as alt text.
     dot = graphviz.Digraph(name=describe(roots, params, shown=len(shown)), node_attr=NODE_ATTR,
@@ -135,7 +149,8 @@ def _render(root: Any, params: Mapping[str, torch.Tensor] | None, *, show_saved:
 
     for i, node in enumerate(shown):
         key = f"n{i}"
-        style = dict(color=CURRENT, fillcolor=NODE, penwidth="3") if i == current else {}
+        ran = position[node] == current
+        style = dict(color=CURRENT, fillcolor=NODE, penwidth="3") if ran else {}
         dot.node(key, node_name(node), **style)
         variable = getattr(node, "variable", None)
         if isinstance(variable, torch.Tensor):
@@ -146,11 +161,11 @@ def _render(root: Any, params: Mapping[str, torch.Tensor] | None, *, show_saved:
             if child in index:
                 dot.edge(f"n{index[child]}", key)
         if show_saved:
-            for k, slot in enumerate(slots_of(i, node)):
+            for k, slot in enumerate(slots_of(position[node], node)):
                 dot.node(f"s{i}_{k}", **_slot_style(slot), **(SAME_SIZE if same_size else {}))
                 dot.edge(key, f"s{i}_{k}", dir="none", style="dashed", color="gray40")
     if len(nodes) > len(shown) and focus is not None:
-        _collapsed(dot, nodes, shown, index)
+        _collapsed(dot, nodes, shown, index, slots_of, current, same_size)
     elif len(nodes) > len(shown):
         dot.node("more", f"... {len(nodes) - len(shown)} more nodes not drawn\n"
                          f"(max_nodes={max_nodes})", shape="note", fillcolor="lightyellow")

@@ -19,6 +19,7 @@ from torch.autograd.graph import Node
 
 from ._inputs import graph_roots
 from .draw import _render
+from .focus import focused
 from .graph import SavedSlot, node_name, node_slots, walk
 
 
@@ -60,12 +61,16 @@ class BackwardFrames:
     Index it like a list of :class:`Frame`; ``draw(k)`` draws the graph as it was right after
     frame ``k``; ``to_html()`` (also how a notebook displays it) gives a page fragment with the
     picture once, each frame's changes as small data and a slider, so it works on a static site
-    without a kernel.
+    without a kernel. ``focus`` and ``legend`` (given to :func:`backward_frames`) are the
+    drawings' own, as in :func:`~autograd_lens.draw`: with a focus every frame shows the same
+    nodes in full and the rest in one box.
     """
 
     def __init__(self, roots: list[torch.Tensor], params: Mapping[str, torch.Tensor] | None,
-                 before: list[list[SavedSlot]], frames: list[Frame]):
+                 before: list[list[SavedSlot]], frames: list[Frame], focus: Any = None,
+                 legend: bool = True):
         self._roots, self._params, self._before, self.frames = roots, params, before, frames
+        self.focus, self.legend = focus, legend
 
     def __len__(self) -> int:
         return len(self.frames)
@@ -76,13 +81,19 @@ class BackwardFrames:
     def __repr__(self) -> str:
         return f"<BackwardFrames: {len(self.frames)} nodes ran>"
 
-    def draw(self, k: int, *, max_nodes: int = 60, legend: bool = True,
+    def draw(self, k: int, *, max_nodes: int = 60, legend: bool | None = None,
              same_size: bool = False) -> graphviz.Digraph:
         """The graph right after frame ``k`` (0-based; -1 for the last).
 
+        ``legend=None`` draws the legend if the frames were made with one (``legend`` of
+        :func:`backward_frames`).
+
         ``same_size=True`` draws every saved tensor in a box of one fixed size and leaves the
-        step out of the picture (:meth:`~autograd_lens.BackwardFrames.caption` says it), so that every frame of the pass has
-        the same layout: the same node in the same place, and pictures of the same size.
+        step out of the picture (:meth:`~autograd_lens.BackwardFrames.caption` says it), so
+        that every frame of the pass has the same layout: the same node in the same place, and
+        pictures of the same size. With a ``focus``, the box of the collapsed nodes counts the
+        saved tensors freed so far among them, and is outlined as the node that ran when that
+        node is one of them.
         """
         frame = self.frames[k]
         done = {f.node_index: f.slots for f in self.frames[: frame.step]}
@@ -91,8 +102,10 @@ class BackwardFrames:
             return list(done[i]) if i in done else self._before[i]
 
         return _render(self._roots, self._params, show_saved=True, max_nodes=max_nodes,
-                       legend=legend, title=None if same_size else self.caption(k),
-                       slots_of=slots_of, current=frame.node_index, same_size=same_size)
+                       legend=self.legend if legend is None else legend,
+                       title=None if same_size else self.caption(k),
+                       slots_of=slots_of, current=frame.node_index, focus=self.focus,
+                       same_size=same_size)
 
     def caption(self, k: int) -> str:
         """What frame ``k`` shows: the step, the node that ran, what it freed."""
@@ -162,7 +175,8 @@ class BackwardFrames:
 
 
 def backward_frames(root: Any, gradient: Any = None, *, retain_graph: bool | None = None,
-                    params: Mapping[str, torch.Tensor] | None = None) -> BackwardFrames:
+                    params: Mapping[str, torch.Tensor] | None = None,
+                    focus: Any = None, legend: bool = True) -> BackwardFrames:
     """Run backward from ``root`` and record, node by node, which saved tensors it frees.
 
     A post-hook on each node runs after the node computes its gradients and before autograd
@@ -174,6 +188,12 @@ def backward_frames(root: Any, gradient: Any = None, *, retain_graph: bool | Non
         gradient: as in ``torch.autograd.backward`` (needed when root is not a scalar).
         retain_graph: as in ``backward``; with True nothing is freed and every frame says so.
         params: names for leaf tensors in the pictures.
+        focus: a tensor or node, or a list of them: every frame draws the paths from the
+            root to them in full, as ``focus`` in :func:`~autograd_lens.draw`, and the other
+            nodes in one box that counts how many of their saved tensors are freed so far, so a
+            big graph's replay reads at a page's width. A bad focus fails before backward runs.
+        legend: draw the legend of colours beside each frame (``False``: a narrower picture,
+            for a page whose text says what the colours mean).
 
     >>> import torch
     >>> x = torch.ones(3, requires_grad=True)
@@ -183,6 +203,11 @@ def backward_frames(root: Any, gradient: Any = None, *, retain_graph: bool | Non
     """
     roots = graph_roots(root)
     nodes = walk(roots)
+    if isinstance(focus, str):
+        raise ValueError(f"focus={focus!r}: a replay runs backward, which a stale graph would stop "
+                         "at once; focus a replay on tensors or nodes of the graph instead.")
+    if focus is not None:
+        focused(nodes, focus)   # a bad focus fails here, before backward frees anything
     index = {node: i for i, node in enumerate(nodes)}
     before = [node_slots(node) for node in nodes]
     ran: list[int] = []
@@ -208,4 +233,4 @@ def backward_frames(root: Any, gradient: Any = None, *, retain_graph: bool | Non
         slots = tuple(observed[i])
         frames.append(Frame(step, node_name(nodes[i]), i,
                             tuple(s.name for s in slots if s.state == "freed"), slots))
-    return BackwardFrames(roots, params, before, frames)
+    return BackwardFrames(roots, params, before, frames, focus, legend)

@@ -8,9 +8,14 @@ median of ``BENCH_REPEATS`` runs (default 3): a 2-core machine is noisy. Measure
   kernel that runs only the setup cell every notebook starts with (what every notebook imports),
   and each notebook's time as a multiple of it;
 * ``make book`` from nothing (after set-up) and with nothing changed; ``make test`` and each of its
-  stages alone (``make test`` runs them in two lanes at once, so it takes less than their sum).
+  stages alone (``make test`` runs them in two lanes at once, so it takes less than their sum);
+* how the built site reads, in Chromium (``scripts/drawing_sizes.py``): the drawings' smallest
+  text on a laptop and on a phone, opened on a phone, and where the fix box sits.
 
 These are benchmarks, not timed tests: a slow machine makes a target show "no" here, never a test fail.
+``python scripts/bench.py --reading`` measures only how the built site reads (run ``make book``
+first) and rewrites the page from ``bench/report.json`` with those figures: no timing is taken
+again, on a machine busy with other work where timings would say little.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ import platform
 import shutil
 import statistics
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -32,6 +38,7 @@ from nbclient import NotebookClient
 from torch import nn
 
 import autograd_lens as al
+from drawing_sizes import site_figures, summarize
 from nbtools import ROOT, notebook_paths
 from setup_cell import setup_source
 
@@ -182,6 +189,34 @@ def versions() -> dict:
             "graphviz dot": dot.replace("dot - graphviz version ", "")}
 
 
+READING = {  # key of drawing_sizes.summarize: what the status page calls it
+    "laptop_in_the_column": "laptop (1366x768), in the page's column (not behind a toggle)",
+    "laptop_every_drawing": "laptop, every drawing (a whole graph behind a toggle too)",
+    "phone_in_the_column": "phone (390x844), in the page's column",
+    "phone_opened": "phone, each drawing opened (its link; a replay's Full size button)",
+}
+
+
+def reading_lines(reading: dict | None) -> list[str]:
+    """The status page's section on how the built site's drawings read."""
+    if not reading:
+        return ["", "## How the pages read", "", "Not measured: no Chromium was found."]
+    fix = reading["fix_box"]
+    lines = ["", "## How the pages read", "",
+             f"Measured on {reading.get('date', 'the day above')}, on the built site in Chromium: each graph "
+             "drawing's smallest text as rendered, in CSS px",
+             "(the backward replays in every frame). The browser test fails under 9 px in the column on a",
+             "laptop and for a drawing opened on a phone.", "",
+             "| where | drawings | smallest | median | under 8 px | under 9 px |",
+             "| --- | --- | --- | --- | --- | --- |"]
+    lines += [f"| {name} | {r['count']} | {r['min_px']} | {r['median_px']} | {r['under_8']} | {r['under_9']} |"
+              for key, name in READING.items() for r in [reading[key]]]
+    lines += ["", f"The fix box on each of the {fix['pages']} scenario pages (laptop) starts {fix['top_min_px']} "
+              f"to {fix['top_max_px']} px from the top and ends by {fix['bottom_max_px']} px, "
+              + ("inside" if fix["bottom_max_px"] <= 768 else "not all inside") + " the first screen of 768 px."]
+    return lines
+
+
 def status_page(report: dict) -> str:
     make = report["make"]
     lines = ["# Status", "",
@@ -205,13 +240,32 @@ def status_page(report: dict) -> str:
     lines += [f"| {{doc}}`{Path(name).stem} <../{Path(name).with_suffix('').as_posix()}>` | "
               f"{n['alone_s']} | {n['vs_floor']} | {n['slowest_cell_s']} | {n['code_cells']} |"
               for name, n in report["notebooks"].items()]
+    lines += reading_lines(report.get("reading"))
     lines += ["", "## Versions", "", "| package | version |", "| --- | --- |"]
     lines += [f"| {k} | {v} |" for k, v in report["versions"].items()]
     lines += ["", "Regenerate this page with `make bench` (it also writes `bench/report.json`).", ""]
     return "\n".join(lines)
 
 
+def reading() -> dict | None:
+    """How the built site reads (drawing_sizes.py), dated; None without a Chromium."""
+    figures = site_figures(ROOT / "_build" / "html")
+    return {**summarize(figures), "date": dt.date.today().isoformat()} if figures else None
+
+
+def reading_only() -> int:
+    """Re-measure how the site reads; the rest of the page from the stored report, unchanged."""
+    report = json.loads((ROOT / "bench" / "report.json").read_text())
+    report["reading"] = reading()
+    (ROOT / "bench" / "report.json").write_text(json.dumps(report, indent=2) + "\n")
+    (ROOT / "chapters" / "status.md").write_text(status_page(report))
+    print("Wrote the reading figures into bench/report.json and chapters/status.md")
+    return 0 if report["reading"] else 1
+
+
 def main() -> int:
+    if sys.argv[1:] == ["--reading"]:
+        return reading_only()
     print(f"Benchmarking with {REPEATS} repeats; this takes a while.", flush=True)
     library = library_ratios()
     floor, notebooks = notebook_times()
@@ -219,6 +273,7 @@ def main() -> int:
               "machine": {"cores": os.cpu_count(), "system": f"{platform.system()} {platform.machine()}"},
               "versions": versions(), "notebooks_floor_s": floor, "notebooks": notebooks,
               "make": make_times(), "library": library}
+    report["reading"] = reading()   # the site make_times() just built
     figures = {**library, **report["make"],
                "notebook_alone_max_s": max(n["alone_s"] for n in notebooks.values()),
                "notebook_vs_floor_max": max(n["vs_floor"] for n in notebooks.values()),

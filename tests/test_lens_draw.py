@@ -361,3 +361,92 @@ def test_replay_step_buttons_and_frame_sizes_in_a_browser(tmp_path):
         page.click('button[aria-label="previous step"]')
         assert page.eval_on_selector('input[type="range"]', "s => s.value") == str(len(frames) - 2)
         assert len(sizes) == 1, f"frames of different sizes: {sorted(sizes)}"
+
+
+# ----- a focused replay: a big graph's pass drawn along the path the page is about -----
+
+def _critic_over_a_generator():
+    """A GAN-like loss: a critic on real points and on a generator's output (not detached)."""
+    torch.manual_seed(0)
+    gen = nn.Sequential(nn.Linear(2, 6), nn.Tanh(), nn.Linear(6, 2))
+    critic = nn.Sequential(nn.Linear(2, 6), nn.Tanh(), nn.Linear(6, 1))
+    params = ({f"G.{k}": v for k, v in gen.named_parameters()}
+              | {f"D.{k}": v for k, v in critic.named_parameters()})
+    loss = critic(torch.randn(5, 2)).mean() - critic(gen(torch.randn(5, 2))).mean()
+    return loss, params
+
+
+def _collapsed_box(svg: str) -> tuple[str, int, int]:
+    """The collapsed nodes' box in a frame: its outline width and its 'freed of total' count."""
+    body = dict(al.replay.NODE_BOX.findall(svg))
+    box = [b for b in body.values() if "<title>more</title>" in b]
+    assert len(box) == 1, "no box of collapsed nodes in the frame"
+    freed, total = map(int, re.search(r">\s*(\d+) of (\d+) saved tensors freed<", box[0]).groups())
+    width = re.search(r'stroke-width="([\d.]+)"', box[0])
+    return (width.group(1) if width else "1"), freed, total
+
+
+def test_focused_replay_keeps_the_path_in_full_and_counts_what_the_collapsed_nodes_free():
+    loss, params = _critic_over_a_generator()
+    nodes = al.walk(loss)
+    kept = {nodes.index(n) for n in al.focus.paths_to(nodes, [params["G.0.weight"]])}
+    slots_before = len(al.saved_tensors(loss))
+    frames = al.backward_frames(loss, params=params, focus=[params["G.0.weight"]], legend=False)
+    assert {s.state for s in al.saved_tensors(loss)} == {"freed"}        # the pass really ran
+    pictures = [frames.draw(k, same_size=True).pipe(format="svg").decode() for k in range(len(frames))]
+    titles = {tuple(sorted(_boxes(svg))) for svg in pictures}
+    assert len(titles) == 1, "the frames do not draw the same boxes"
+    drawn_slots = len(re.findall(r"<title>s\d+_\d+</title>", pictures[0]))
+    assert len(re.findall(r"<title>n\d+</title>", pictures[0])) == len(kept) < len(nodes)
+    for k, svg in enumerate(pictures):
+        width, freed, total = _collapsed_box(svg)
+        assert total == slots_before - drawn_slots       # every saved tensor once: drawn or counted
+        # freed so far among the collapsed nodes, from the frames' own record of each step
+        assert freed == sum(len(f.freed) for f in frames[: k + 1] if f.node_index not in kept), k
+        ran_hidden = frames[k].node_index not in kept
+        assert (float(width) >= 3) == ran_hidden, f"frame {k}: the box's outline says the wrong node ran"
+        outlined = [key for key, body in al.replay.NODE_BOX.findall(svg)
+                    if 'stroke-width="3"' in body and "<title>more</title>" not in body]
+        ran = [] if ran_hidden else [f"n{sorted(kept).index(frames[k].node_index)}"]
+        assert [re.search(r"<title>(\w+)</title>", dict(al.replay.NODE_BOX.findall(svg))[key]).group(1)
+                for key in outlined] == ran, f"frame {k}: the wrong node is outlined as the one that ran"
+    assert 0 < sum(f.node_index not in kept for f in frames) < len(frames)
+    assert _collapsed_box(pictures[-1])[1:] == (total, total) and total > 0
+    assert all(_layout(svg) == _layout(pictures[0]) for svg in pictures), "a node moved or a frame changed size"
+    assert "cluster_legend" not in frames.draw(0).source and "cluster_legend" in frames.draw(0, legend=True).source
+
+
+def test_focused_replay_is_narrower_than_the_whole_pass_and_its_page_shows_the_same_frames():
+    loss, params = _critic_over_a_generator()
+    focused = al.backward_frames(loss, params=params, focus=params["G.0.weight"], legend=False)
+    loss, params = _critic_over_a_generator()
+    whole = al.backward_frames(loss, params=params)
+    assert [f.node_name for f in focused] == [f.node_name for f in whole]    # the same pass
+
+    def points_wide(frames):
+        return float(re.search(r'<svg width="([\d.]+)pt"', frames.states()[0]).group(1))
+    assert points_wide(focused) < 0.8 * points_wide(whole)
+    page = focused.to_html()
+    assert page.count("<svg") == 1 and f'max="{len(focused) - 1}"' in page and "<title>more</title>" in page
+
+
+def test_focused_replay_rejects_a_bad_focus_before_backward_frees_anything():
+    loss, params = _critic_over_a_generator()
+    stranger = torch.ones(2, requires_grad=True)
+    for focus, message in (("stale", "a replay runs backward"), ("freed", "a replay runs backward"),
+                           ([stranger], "leaf tensor the graph does not reach"),
+                           (3, "focus must be None or one of")):
+        with pytest.raises(ValueError, match=message):
+            al.backward_frames(loss, params=params, focus=focus)
+    assert {s.state for s in al.saved_tensors(loss)} == {"alive"}      # backward never ran
+
+
+def test_focused_replay_slider_shows_each_frame_in_a_browser(tmp_path):
+    loss, params = _critic_over_a_generator()
+    frames = al.backward_frames(loss, params=params, focus=[params["G.0.weight"]], legend=False)
+    with _replay_page(tmp_path, frames) as page:
+        for k in (0, len(frames) // 2, len(frames) - 1, 1):
+            page.fill('input[type="range"]', str(k))
+            shown = page.eval_on_selector(".al-frame svg", "s => s.outerHTML")
+            drawn = frames.draw(k, same_size=True).pipe(format="svg").decode()
+            assert _boxes(shown) == _boxes(drawn), f"frame {k} is not the graph after step {k + 1}"

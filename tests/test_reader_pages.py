@@ -74,6 +74,10 @@ TAG = re.compile(r"<[^>]+>")
 RAW_LABEL = re.compile(r"\blabels?\s*<code>|\b\d\d-[a-z0-9]+(?:-[a-z0-9]+)+\b")
 # Words that give the outcome away when the sentence right above the question says them.
 GIVES_AWAY = re.compile(r"\b(raises?|raised|fails?|failed|refuses|are gone|no error|trains)\b", re.I)
+# Words that give the outcome away in the heading of the quiz's section ("The failure" right above
+# a question asking what the next cell does; "Wrong fix: ..." above one asking whether it helps).
+HEADING_GIVES_AWAY = re.compile(r"\b(fail\w*|errors?|raises?|raised|wrong fix\w*|no fix|works?|"
+                                r"succeeds?|refuses|trains)\b", re.I)
 MAX_LENGTH_RATIO = 2.0      # the longest option at most twice the shortest (visible text)
 
 
@@ -105,6 +109,16 @@ def sentence_above(nb, index: int) -> str:
     return ""
 
 
+def heading_above(nb, index: int) -> str:
+    """The title of the section the quiz sits in: the last heading above it ('' if none)."""
+    for cell in reversed(nb.cells[:index]):
+        if cell.cell_type == "markdown":
+            titles = re.findall(r"^#+ (.*)$", cell.source, flags=re.M)
+            if titles:
+                return titles[-1]
+    return ""
+
+
 def quiz_problems(nb, quiz=None) -> list[str]:
     """What lets one quiz give its answer away, or leaves a wrong pick without the right answer.
     ``quiz`` is what ``quiz_of(nb)`` returns (the test of this check passes altered copies)."""
@@ -127,6 +141,9 @@ def quiz_problems(nb, quiz=None) -> list[str]:
     above = sentence_above(nb, index)
     if GIVES_AWAY.search(above):
         problems.append(f"the sentence above the question gives the outcome away: {above!r}")
+    heading = heading_above(nb, index)
+    if HEADING_GIVES_AWAY.search(heading):
+        problems.append(f"the heading of the quiz's section gives the outcome away: {heading!r}")
     raising = [i for i, c in enumerate(nb.cells) if "raises-exception" in c.metadata.get("tags", [])]
     if raising and raising[0] < index:
         problems.append("the failure's output comes before the quiz")
@@ -185,8 +202,13 @@ def test_the_quiz_checks_catch_a_quiz_that_gives_itself_away():
     assert any("does not say which answer is right" in p for p in problems)
     assert any("very different lengths" in p for p in altered(long_right))
     assert any("shuffled" in p for p in altered(lambda answers: None, shuffle=True))
-    nb.cells.insert(index - 1, nbformat.v4.new_markdown_cell("Batch 1 trains. Batch 2 fails."))
-    assert any("gives the outcome away" in p for p in quiz_problems(nb, (index + 1, question, False)))
+    nb.cells.insert(index - 1, nbformat.v4.new_markdown_cell("## The failure\n\nRun the loop:"))
+    assert [p for p in quiz_problems(nb, (index + 1, question, False)) if "gives" in p] == [
+        "the heading of the quiz's section gives the outcome away: 'The failure'"]
+    nb.cells[index - 1].source = "## Wrong fix: `h.clone()`\n\nBatch 1 trains. Batch 2 fails."
+    problems = quiz_problems(nb, (index + 1, question, False))
+    assert any("the sentence above the question gives the outcome away" in p for p in problems)
+    assert any("the heading of the quiz's section gives the outcome away: 'Wrong fix" in p for p in problems)
     nb.cells.insert(0, nbformat.v4.new_code_cell("x", metadata={"tags": ["raises-exception"]}))
     assert any("comes before the quiz" in p for p in quiz_problems(nb, (index + 2, question, False)))
 

@@ -41,6 +41,7 @@ import pytest
 import yaml
 
 from browser import IN_CI, LAUNCH_ARGS, chromium_or_skip
+from test_reader_pages import HEADING_GIVES_AWAY
 
 ROOT = Path(__file__).resolve().parent.parent
 SITE = Path(os.environ.get("BOOK_SITE") or ROOT / "_build" / "html").resolve()
@@ -302,6 +303,15 @@ QUIZ_JS = """
   if (quizzes.length !== 1) return {error: quizzes.length + " quizzes on the page"};
   const buttons = Array.from(document.querySelectorAll(".MCButton"));
   if (buttons.length < 2) return {error: buttons.length + " answers to choose from"};
+  // The title of the section an element is in (its heading, without the permalink sign).
+  const title = el => {
+    const section = el && (el.tagName === "SECTION" ? el : el.closest("section"));
+    const heading = section && section.querySelector("h1, h2, h3, h4, h5, h6");
+    if (!heading) return null;
+    const copy = heading.cloneNode(true);
+    copy.querySelectorAll(".headerlink").forEach(a => a.remove());
+    return copy.textContent.trim();
+  };
   const seen = [];
   for (const button of buttons) {
     button.click();  // jupyterquiz writes the feedback in the click handler itself
@@ -309,9 +319,16 @@ QUIZ_JS = """
     const link = fb && fb.querySelector("a[href^='#']");
     seen.push({text: fb ? fb.textContent : "", correct: !!(fb && fb.classList.contains("correct")),
                target: link ? link.getAttribute("href").slice(1) : null,
-               found: !!(link && document.getElementById(link.getAttribute("href").slice(1)))});
+               found: !!(link && document.getElementById(link.getAttribute("href").slice(1))),
+               links: Array.from(fb ? fb.querySelectorAll("a[href^='#']") : []).map(a => ({
+                 text: a.textContent.trim(),
+                 section: title(document.getElementById(a.getAttribute("href").slice(1)))}))});
   }
-  return {answers: seen};
+  // Where the quiz sits: the title of its section, and whether a failing cell's output comes first.
+  const failing = document.querySelector(".tag_raises-exception");
+  return {answers: seen, section: title(quizzes[0]),
+          failureFirst: !!failing && !!(failing.compareDocumentPosition(quizzes[0])
+                                        & Node.DOCUMENT_POSITION_FOLLOWING)};
 }
 """
 
@@ -375,19 +392,27 @@ async () => {
       // One picture, its frames applied by the slider's script: step through all of them.
       const slider = frames.querySelector("input[type=range]");
       const svg = frames.querySelector(".al-frame svg");
-      const sizes = [], captions = [];
+      const sizes = [], captions = [], px = [];
       for (let k = 0; k <= +slider.max; k++) {
         slider.value = k;
         slider.dispatchEvent(new Event("input"));
-        const r = frames.querySelector(".al-frame svg").getBoundingClientRect();
+        const shown = frames.querySelector(".al-frame svg");
+        const r = shown.getBoundingClientRect();
         sizes.push([Math.round(r.width), Math.round(r.height)]);
         captions.push(frames.querySelector(".al-step").textContent);
+        px.push(smallest(shown, r.width));
       }
       slider.value = 0;
       slider.dispatchEvent(new Event("input"));
-      found.push({replay: true, sizes: sizes, steps: new Set(captions).size,
-                  buttons: frames.querySelectorAll(".al-controls button").length,
-                  px: smallest(svg, svg.getBoundingClientRect().width)});
+      // The step buttons beside the slider: one on each side, on the slider's line.
+      const s = slider.getBoundingClientRect();
+      const buttons = Array.from(frames.querySelectorAll(".al-controls button"))
+        .map(b => b.getBoundingClientRect());
+      const beside = buttons.length === 2 && buttons[0].right <= s.left + 1 && buttons[1].left >= s.right - 1
+        && buttons.every(b => b.top < s.bottom && b.bottom > s.top && b.width > 0);
+      found.push({replay: true, sizes: sizes, steps: new Set(captions).size, buttons: buttons.length,
+                  beside: beside, frames: px,
+                  px: px.some(x => x === null) ? null : Math.min(...px)});
     }
     return found;
   };
@@ -417,6 +442,50 @@ async () => {
 }
 """
 
+# The smallest text of an SVG element as shown, from its viewBox, font sizes, Graphviz's inner scale.
+SMALLEST_TEXT_JS = """
+const smallestText = svg => {
+  const box = svg.viewBox && svg.viewBox.baseVal;
+  const sizes = Array.from(svg.querySelectorAll("text")).map(t => parseFloat(t.getAttribute("font-size") || "14"));
+  const group = svg.querySelector("g.graph");
+  const scale = group && /scale\\(([\\d.]+)/.exec(group.getAttribute("transform") || "");
+  const width = svg.getBoundingClientRect().width;
+  return box && box.width && sizes.length ? Math.min(...sizes) * (scale ? parseFloat(scale[1]) : 1) * width / box.width : null;
+};
+"""
+# On a phone: each backward replay, opened full size with its button (then put back).
+PHONE_REPLAY_JS = "() => {" + SMALLEST_TEXT_JS + """
+  return Array.from(document.querySelectorAll(".al-frames")).map(frames => {
+    const button = frames.querySelector("button.al-open");
+    if (!button) return {button: false, px: null};
+    button.click();
+    const svg = frames.querySelector(".al-frame svg"), box = frames.querySelector(".al-frame");
+    const opened = {button: true, px: smallestText(svg), pans: box.scrollWidth > box.clientWidth,
+                    pageWidth: document.documentElement.scrollWidth};
+    button.click();
+    return opened;
+  });
+}"""
+# A drawing opened on its own (what its link opens), as the browser shows it.
+OPENED_JS = "() => {" + SMALLEST_TEXT_JS + """
+  return {px: smallestText(document.documentElement)};
+}"""
+
+
+async def _open_drawings(executable: str, urls: list[str], viewport: dict) -> dict[str, float | None]:
+    """Each drawing's SVG opened on its own in a tab of the given size: its smallest text."""
+    from playwright.async_api import async_playwright
+
+    opened = {}
+    async with async_playwright() as p:
+        browser = await p.chromium.launch(executable_path=executable, args=LAUNCH_ARGS, headless=True)
+        page = await browser.new_page(viewport=viewport)
+        for url in urls:
+            await page.goto(url, wait_until="load")
+            opened[url] = (await page.evaluate(OPENED_JS))["px"]
+        await browser.close()
+    return opened
+
 
 class Visit:
     """One page in one tab of its own: what it is, and whether the test has left it.
@@ -440,6 +509,7 @@ async def _browse(executable: str, base: str, paths: list[str]) -> dict:
     from playwright.async_api import async_playwright
 
     found = {"problems": [], "typeset": {}, "meta": {}, "quiz": [], "hrefs": {}, "bodies": {}, "reader": {},
+             "phone_replays": {},
              "not_found": None, "abandoned": set()}
     problems = found["problems"]
     queue: asyncio.Queue[Visit] = asyncio.Queue()
@@ -498,6 +568,7 @@ async def _browse(executable: str, base: str, paths: list[str]) -> dict:
             await quiz_and_links(page, path)
         await page.set_viewport_size(PHONE)
         problems.extend(f"{path} (phone, dark): {p}" for p in await page.evaluate(PHONE_DARK_JS))
+        found["phone_replays"][path] = await page.evaluate(PHONE_REPLAY_JS)
 
     async def read_at_a_glance(page, path: str):
         """The page on a laptop's first screen (see READER_JS and the tests at the end)."""
@@ -524,6 +595,15 @@ async def _browse(executable: str, base: str, paths: list[str]) -> dict:
             if len(a["text"].strip()) < 20 or not a["found"]:
                 found["quiz"].append(f"{path}: feedback {a['text'][:60]!r} does not link to a cell of "
                                      f"the page (#{a['target']})")
+            for link in a["links"]:   # (the page's typographic apostrophes read as plain ones)
+                if link["text"] != (link["section"] or "").replace("\u2019", "'"):
+                    found["quiz"].append(f"{path}: a feedback link says {link['text']!r} for the section "
+                                         f"{link['section']!r}")
+        if HEADING_GIVES_AWAY.search(result["section"] or ""):
+            found["quiz"].append(f"{path}: the quiz sits under a heading that gives its answer away: "
+                                 f"{result['section']!r}")
+        if result["failureFirst"]:
+            found["quiz"].append(f"{path}: a failing cell's output comes before the quiz")
 
     async def worker(context):
         while not queue.empty():
@@ -890,11 +970,14 @@ def test_drawings_read_at_the_column_width_and_say_what_to_look_at(browsed):
             continue    # a whole graph behind a toggle, beside its focused drawing: opened full size
         if d["px"] is None or d["px"] < MIN_TEXT_PX:
             problems.append(f"{path}: {d['src']}: smallest text {d['px']} px (at least {MIN_TEXT_PX})")
-    # The backward replays are measured and reported, not yet held (12's and 21's draw the whole
-    # graph of the pass: 5.5 and 6.2 px); their frames keep one size (the test below).
+    # The backward replays, in every frame (a big graph's replay is focused, as its drawing is).
     replays = [(path, d["px"]) for path, seen in sorted(browsed["reader"].items())
                for d in seen["drawings"] if d.get("replay")]
     print("backward replays, smallest text (px):", [(p, round(px or 0, 1)) for p, px in replays])
+    for path, px in replays:
+        if px is None or px < MIN_TEXT_PX:
+            problems.append(f"{path}: a backward replay's smallest text {px} px (at least {MIN_TEXT_PX})")
+    assert len(replays) >= len(REPLAY_PAGES), f"only {len(replays)} backward replays measured"
     assert set(SCENARIO_PAGES) <= set(browsed["reader"]), "pages not measured"
     assert count >= 40, f"only {count} graph drawings found"
     assert not problems, "\n".join(problems)
@@ -911,7 +994,34 @@ def test_the_backward_replay_keeps_its_frames_the_same_size_with_step_buttons(br
                 problems.append(f"{path}: {r['steps']} step captions shown for {len(r['sizes'])} frames")
             if len({tuple(s) for s in r["sizes"]}) != 1:
                 problems.append(f"{path}: frames of different sizes {sorted({tuple(s) for s in r['sizes']})}")
-            if r["buttons"] != 2:
-                problems.append(f"{path}: {r['buttons']} step buttons beside the slider (2 wanted)")
+            if r["buttons"] != 2 or not r["beside"]:
+                problems.append(f"{path}: {r['buttons']} step buttons, beside the slider: {r['beside']} "
+                                "(one on each side wanted)")
+            if len(set(r["frames"])) != 1:
+                problems.append(f"{path}: the text size changes between frames: {sorted(set(r['frames']))}")
     assert not problems, "\n".join(problems)
 
+
+
+def test_every_drawing_opens_readable_on_a_phone(browsed, server):
+    """At 390x844 each graph drawing's link opens the SVG on its own at its natural size (the
+    browser's scrolling pans it, its zoom zooms it), where its smallest text is at least
+    MIN_TEXT_PX; each backward replay opens full size with its button, in a box that pans."""
+    urls = sorted({urljoin(f"{server}/{path}", d["src"]) for path, d in _graph_drawings(browsed)
+                   if d["opens"]})
+    opened = asyncio.run(_open_drawings(chromium_or_skip(), urls, PHONE))
+    sizes = sorted(px for px in opened.values() if px)
+    print(f"drawings opened on a phone: {len(sizes)}; smallest text (px) min {sizes[0]:.1f}, "
+          f"median {sizes[len(sizes) // 2]:.1f}")
+    problems = [f"{url}: opened on a phone, smallest text {px} px" for url, px in opened.items()
+                if px is None or px < MIN_TEXT_PX]
+    replays = 0
+    for path, found in sorted(browsed["phone_replays"].items()):
+        for r in found:
+            replays += 1
+            if not r["button"] or r["px"] is None or r["px"] < MIN_TEXT_PX:
+                problems.append(f"{path}: a backward replay opened full size on a phone reads at {r['px']} px")
+            elif not r["pans"] or r["pageWidth"] > PHONE["width"]:
+                problems.append(f"{path}: the opened replay does not pan in its own box")
+    assert len(urls) >= 40 and replays >= len(REPLAY_PAGES), (len(urls), replays)
+    assert not problems, "\n".join(problems)
