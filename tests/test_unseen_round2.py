@@ -29,7 +29,7 @@ from autograd_lens.__main__ import main
 from autograd_lens.edits import Edit, apply, by_file
 
 SCRIPTS = Path(__file__).parent / "scripts"
-UNSEEN = sorted(p.name for p in SCRIPTS.glob("u2_*.py"))
+UNSEEN = sorted(p.name for p in SCRIPTS.glob("u[23]_*.py"))
 EARLIER = "an earlier call already went through"
 
 
