@@ -1,0 +1,100 @@
+"""The edits the command prints for tensors written in place in a function that has returned
+(tests/scripts/u3_inplace_*.py), applied and run: the weights they train to equal those of the same
+training written by hand with no in-place write (the references below, computed independently:
+out-of-place operations, a stacked list instead of a filled buffer)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import linecache
+import runpy
+from pathlib import Path
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from autograd_lens.__main__ import main
+from autograd_lens.edits import Edit, apply, by_file
+
+SCRIPTS = Path(__file__).parent / "scripts"
+
+
+def ref_div() -> dict:
+    torch.manual_seed(0)
+    lin = nn.Linear(4, 3)
+    xs, ys = torch.randn(6, 4), torch.rand(6)
+    for _ in range(3):
+        loss = (((torch.exp(lin(xs)) / 3.0).sum(1) - ys) ** 2).mean()
+        grads = torch.autograd.grad(loss, list(lin.parameters()))
+        with torch.no_grad():
+            for p, g in zip(lin.parameters(), grads):
+                p -= 0.05 * g
+    return {"model.lin.weight": lin.weight, "model.lin.bias": lin.bias}
+
+
+def ref_relu() -> dict:
+    torch.manual_seed(0)
+    enc, dec = nn.Linear(5, 6), nn.Linear(6, 2)
+    opt = torch.optim.Adam(list(enc.parameters()) + list(dec.parameters()), lr=1e-2)
+    data, target = torch.randn(8, 5), torch.randn(8, 2)
+    for _ in range(3):
+        loss = F.mse_loss(dec(F.relu(torch.tanh(enc(data)))), target)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return {"enc.weight": enc.weight, "dec.weight": dec.weight, "enc.bias": enc.bias}
+
+
+def ref_unroll() -> dict:
+    torch.manual_seed(0)
+    w = nn.Parameter(torch.randn(4, 4) * 0.3)
+    x = torch.randn(3, 4)
+    for _ in range(3):
+        steps = [x]
+        for _t in range(1, 5):
+            steps.append(torch.tanh(steps[-1] @ w))
+        loss = torch.stack(steps, 1).pow(2).mean()
+        (g,) = torch.autograd.grad(loss, [w])
+        with torch.no_grad():
+            w -= 0.1 * g
+    return {"model.w": w}
+
+
+REFERENCES = {"u3_inplace_div_in_returned_forward.py": ref_div,
+              "u3_inplace_torch_relu_in_helper.py": ref_relu,
+              "u3_inplace_slice_write_in_loop.py": ref_unroll}
+
+
+def edited_run(name: str, folder: Path) -> dict:
+    """The program with the command's edit applied, run: its globals."""
+    report = folder / "report.json"
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        with contextlib.suppress(SystemExit):
+            main(["--report", str(report), str(SCRIPTS / name)])
+    edits = [Edit(e["file"], e["line"], e["old"], tuple(e["new"]))
+             for e in json.loads(report.read_text())["edits"]]
+    (_, group), = by_file(edits).items()
+    fixed = folder / name
+    fixed.write_text("".join(apply(group, linecache.getlines(str(SCRIPTS / name)))))
+    with contextlib.redirect_stdout(io.StringIO()):
+        return runpy.run_path(str(fixed), run_name="__main__")
+
+
+def value(space: dict, path: str) -> torch.Tensor:
+    head, *rest = path.split(".")
+    found = space[head]
+    for attr in rest:
+        found = getattr(found, attr)
+    return found
+
+
+@pytest.mark.parametrize("name", sorted(REFERENCES))
+def test_the_edit_trains_as_the_out_of_place_reference(name, tmp_path):
+    space = edited_run(name, tmp_path)
+    for path, expected in REFERENCES[name]().items():
+        torch.testing.assert_close(value(space, path).detach(), expected.detach(),
+                                   rtol=1e-5, atol=1e-6)
