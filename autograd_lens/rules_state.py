@@ -81,11 +81,13 @@ def total_as_number(case: Case) -> list[Fix]:
     plan.replace_span(term, f"{source.segment(term)}.item()" if simple
                       else f"({source.segment(term)}).item()")
     backwards = [call for statement, call in source.calls(source.scope_at(carrier.line), BACKWARD)
-                 if receiver(call) == carrier.name and statement.lineno > store.lineno]
+                 if isinstance(call.func, ast.Attribute) and statement.lineno > store.lineno
+                 and source.reads(call.func.value, carrier.name)]
     if not backwards or path_of(term) is None:
         return []  # the total's backward is not in sight (a helper's), or the loss has no name
-    for call in backwards:
-        plan.replace_span(call.func.value, path_of(term))
+    for call in backwards:  # (total / n).backward(): (loss / n).backward()
+        for read in source.reads(call.func.value, carrier.name):
+            plan.replace_span(read, path_of(term))
     return one_fix("each step's backward goes through that step's loss alone; the running total "
                 "is a number, kept for logging", plan)
 
@@ -97,6 +99,8 @@ def clear_buffer(case: Case) -> list[Fix]:
     if source is None or failed is None:
         return []
     container = carrier.name.split("[")[0]
+    if carrier.name.endswith('"]'):  # an entry of a dict by its name (stats["loss"]): not a list
+        return []
     where, statement, _ = failed
     here = where.scope_at(statement.lineno)
     there = source.scope_at(carrier.line)

@@ -1,7 +1,7 @@
-"""The edits the command prints for tensors written in place in a function that has returned
-(tests/scripts/u3_inplace_*.py), applied and run: the weights they train to equal those of the same
-training written by hand with no in-place write (the references below, computed independently:
-out-of-place operations, a stacked list instead of a filled buffer)."""
+"""The edits the command prints for the programs of tests/scripts/u3_*.py, applied and run: the
+weights they train to equal those of the same training written by hand without the mistake (the
+references below, computed independently: out-of-place operations, a stacked list instead of a
+filled buffer, each batch's own loss backwarded)."""
 
 from __future__ import annotations
 
@@ -64,7 +64,22 @@ def ref_unroll() -> dict:
     return {"model.w": w}
 
 
-REFERENCES = {"u3_inplace_div_in_returned_forward.py": ref_div,
+def ref_total() -> dict:
+    torch.manual_seed(0)
+    net = nn.Sequential(nn.Linear(3, 8), nn.Tanh(), nn.Linear(8, 1))
+    batches = [(torch.randn(4, 3), torch.randn(4, 1)) for _ in range(5)]
+    for _ in range(2):
+        for steps, (x, y) in enumerate(batches, 1):
+            loss = F.mse_loss(net(x), y) / steps  # the running mean's newest term
+            grads = torch.autograd.grad(loss, list(net.parameters()))
+            with torch.no_grad():
+                for p, g in zip(net.parameters(), grads):
+                    p -= 0.05 * g
+    return {"net.0.weight": net[0].weight, "net.2.weight": net[2].weight}
+
+
+REFERENCES = {"u3_total_in_dict_entry.py": ref_total,
+              "u3_inplace_div_in_returned_forward.py": ref_div,
               "u3_inplace_torch_relu_in_helper.py": ref_relu,
               "u3_inplace_slice_write_in_loop.py": ref_unroll}
 
@@ -87,8 +102,8 @@ def edited_run(name: str, folder: Path) -> dict:
 def value(space: dict, path: str) -> torch.Tensor:
     head, *rest = path.split(".")
     found = space[head]
-    for attr in rest:
-        found = getattr(found, attr)
+    for attr in rest:  # net.0.weight: an index into a Sequential
+        found = found[int(attr)] if attr.isdigit() else getattr(found, attr)
     return found
 
 
