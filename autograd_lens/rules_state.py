@@ -44,12 +44,28 @@ def detach_stored(case: Case) -> list[Fix]:
               if s.lineno >= carrier.line]
     if not stores:
         return detach_state(case)
-    store = stores[0]
-    lines = detach_lines(source, carrier.name, carrier.form, source.indent(store.lineno))
+    plan, scope = Plan(source), source.scope_at(carrier.line)
+    for other in _kept_with(case, carrier, source):  # running_mean and running_var: both
+        stores = [s for s in source.stores(scope, other.name) if s.lineno >= other.line]
+        lines = detach_lines(source, other.name, other.form, source.indent(stores[0].lineno))
+        if not lines:
+            return []
+        plan = with_helper(plan.after(stores[0].end_lineno, *lines), source, stores[0].lineno,
+                           other.form)
     return one_fix("the attribute keeps its running value without a graph: each step's loss "
-                "treats it as a constant", with_helper(Plan(source).after(store.end_lineno, *lines),
-                                                       source, store.lineno, carrier.form)
-                if lines else None)
+                "treats it as a constant", plan)
+
+
+def _kept_with(case: Case, carrier: Any, source: Source) -> list[Any]:
+    """The carrier, and every other carrier kept on an object that the same function reads and
+    then stores again (a second running statistic): each needs its own detach."""
+    scope, found = source.scope_at(carrier.line), [carrier]
+    for other in case.carriers[1:]:
+        if other.file == carrier.file and "." in other.name and other.name not in \
+                {c.name for c in found} and source.scope_at(other.line) is scope and \
+                any(s.lineno >= other.line for s in source.stores(scope, other.name)):
+            found.append(other)
+    return found
 
 
 def _accumulated(source: Source, carrier: Any) -> tuple[ast.stmt, ast.expr] | None:

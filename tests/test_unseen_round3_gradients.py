@@ -78,7 +78,27 @@ def ref_total() -> dict:
     return {"net.0.weight": net[0].weight, "net.2.weight": net[2].weight}
 
 
-REFERENCES = {"u3_total_in_dict_entry.py": ref_total,
+def ref_whiten() -> dict:
+    torch.manual_seed(0)
+    first, last = nn.Linear(3, 5), nn.Linear(5, 1)
+    data, target = torch.randn(12, 3), torch.randn(12, 1)
+    mean, square = torch.zeros(5), torch.ones(5)
+    for _ in range(3):
+        h = first(data)
+        with torch.no_grad():  # the statistics as constants, updated outside the graph
+            mean, square = 0.9 * mean + 0.1 * h.mean(0), 0.9 * square + 0.1 * (h * h).mean(0)
+        loss = F.mse_loss(last((h - mean) / (square - mean ** 2).clamp_min(1e-4).sqrt()), target)
+        params = [*first.parameters(), *last.parameters()]
+        grads = torch.autograd.grad(loss, params)
+        with torch.no_grad():
+            for p, g in zip(params, grads):
+                p -= 0.05 * g
+    return {"model.0.weight": first.weight, "model.2.weight": last.weight,
+            "model.1.ema_sq": square}
+
+
+REFERENCES = {"u3_two_running_buffers.py": ref_whiten,
+              "u3_total_in_dict_entry.py": ref_total,
               "u3_inplace_div_in_returned_forward.py": ref_div,
               "u3_inplace_torch_relu_in_helper.py": ref_relu,
               "u3_inplace_slice_write_in_loop.py": ref_unroll}
