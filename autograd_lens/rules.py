@@ -202,6 +202,8 @@ def sum_losses(case: Case) -> list[Fix]:
         carrier, there = top_carrier(case)
         if carrier is None or carrier.kind != "old" or there.file != source.file:
             return fixes
+        entry = source.statement_at(carrier.line) if carrier.line < statement.lineno else None
+        statement = entry or statement  # computed again before it enters, not before backward
         return one_fix("the shared part is computed again after the step, so the second loss's "
                        "backward goes through a new graph, built from the weights as the step "
                        "left them", recompute(source, carrier.name, statement))
