@@ -257,11 +257,16 @@ def first_read(uses: list[Use], path: str) -> tuple[Use | None, bool]:
     h.detach()``) may not run: it does not make the value new."""
     best: Use | None = None
     last = uses[-1].line if uses else 0
+    branch = (0, 0)  # (store line, end) of such an ``if``: a read in it after the store is new
     for use in uses:
         if use.branch_end and use.branch_end < last:
+            if use.store and overlaps(use.path, path) and len(use.path) <= len(path):
+                branch = (use.line, use.branch_end)
             continue  # assigned under an ``if`` that ended: on other turns the old value stays
         if use.store and overlaps(use.path, path) and len(use.path) <= len(path):
             return best, best is not None
+        if branch[0] < use.line <= branch[1]:
+            continue  # read in that ``if`` after its store (a cache filled, then read)
         if not use.store and not use.mutator and overlaps(use.path, path):
             if best is None or _common(use.path, path) > _common(best.path, path):
                 best = use

@@ -28,10 +28,21 @@ def detach_state(case: Case) -> list[Fix]:
                 other.name != carrier.name and source.reads(statement, other.name) and \
                 other.name in targets(statement):
             lines += detach_lines(source, other.name, other.form, indent)
+        elif _same_object(source, carrier, other):  # self._kvectors, then self._influence
+            lines += detach_lines(source, other.name, other.form, indent)
     return one_fix("truncated backpropagation through time: each batch's backward stops at the "
                 "state it was handed, whose values still flow forward",
                 with_helper(Plan(source).before(statement.lineno, *lines), source,
                             statement.lineno, carrier.form) if lines else None)
+
+
+def _same_object(source: Source, carrier: Any, other: Any) -> bool:
+    """Whether ``other`` is another attribute of the carrier's object that the same function
+    reads later, with an old graph too (a second cached tensor): it needs its own detach."""
+    return other.file == carrier.file and other.kind == carrier.kind and other.line > \
+        carrier.line and "." in other.name and other.name != carrier.name and \
+        other.name.split(".")[0] == carrier.name.split(".")[0] and \
+        source.scope_at(other.line) is source.scope_at(carrier.line)
 
 
 def detach_stored(case: Case) -> list[Fix]:
