@@ -39,7 +39,7 @@ def detach_state(case: Case) -> list[Fix]:
 def _same_object(source: Source, carrier: Any, other: Any) -> bool:
     """Whether ``other`` is another attribute of the carrier's object that the same function
     reads later, with an old graph too (a second cached tensor): it needs its own detach."""
-    return other.file == carrier.file and other.kind == carrier.kind and other.line > \
+    return other.file == carrier.file and other.kind == carrier.kind and other.line >= \
         carrier.line and "." in other.name and other.name != carrier.name and \
         other.name.split(".")[0] == carrier.name.split(".")[0] and \
         source.scope_at(other.line) is source.scope_at(carrier.line)

@@ -121,8 +121,42 @@ def ref_second_pass(again: bool) -> dict:
     return {"net.0.weight": net[0].weight, "net.2.bias": net[2].bias}
 
 
+def ref_cache() -> dict:
+    torch.manual_seed(0)
+    basis = torch.randn(4, 4) * 0.5
+    head = nn.Linear(4, 1)
+    x, y = torch.randn(8, 4), torch.randn(8, 1)
+    proj = torch.tanh(basis)  # the cache as constants: no graph to the weight it came from
+    scale = proj.pow(2).sum(0) + 1.0
+    for _ in range(3):
+        loss = F.mse_loss(head(x @ proj / scale), y)
+        grads = torch.autograd.grad(loss, list(head.parameters()))
+        with torch.no_grad():
+            for p, g in zip(head.parameters(), grads):
+                p -= 0.05 * g
+    return {"model.head.weight": head.weight, "model.head.bias": head.bias}
+
+
+def ref_summary() -> dict:
+    torch.manual_seed(0)
+    enc = nn.Linear(5, 5)
+    data, target = torch.randn(7, 5), torch.randn(7)
+    summary = torch.zeros(5)
+    for _ in range(3):
+        h = torch.tanh(enc(data))
+        summary = (0.8 * summary + 0.2 * h.mean(0)).detach()  # kept as a constant
+        loss = F.mse_loss((h * summary).sum(1), target) + 0.1 * summary.abs().max()
+        grads = torch.autograd.grad(loss, list(enc.parameters()))
+        with torch.no_grad():
+            for p, g in zip(enc.parameters(), grads):
+                p -= 0.05 * g
+    return {"model.enc.weight": enc.weight, "model.summary": summary}
+
+
 ALTERNATIVES = {"u3_second_pass_on_own_output.py": [lambda: ref_second_pass(True)]}
-REFERENCES = {"u3_second_pass_on_own_output.py": lambda: ref_second_pass(False),
+REFERENCES = {"u3_cache_filled_once_two_tensors.py": ref_cache,
+              "u3_state_read_after_the_call.py": ref_summary,
+              "u3_second_pass_on_own_output.py": lambda: ref_second_pass(False),
               "u3_two_running_buffers.py": ref_whiten,
               "u3_total_in_dict_entry.py": ref_total,
               "u3_inplace_div_in_returned_forward.py": ref_div,
