@@ -87,7 +87,7 @@ class Source:
                      and n.lineno <= line <= n.end_lineno]
             if not inner:
                 return found
-            node = min(inner, key=lambda n: n.end_lineno - n.lineno)
+            node = max(inner, key=lambda n: n.end_lineno - n.lineno)  # the next one down
             found.append(node)
 
     def scope_at(self, line: int) -> ast.AST:

@@ -153,8 +153,25 @@ def ref_summary() -> dict:
     return {"model.enc.weight": enc.weight, "model.summary": summary}
 
 
+def ref_lbfgs() -> dict:
+    torch.manual_seed(0)
+    log_t = nn.Parameter(torch.zeros(()))
+    logits, labels = torch.randn(20, 3) * 3, torch.randint(0, 3, (20,))
+    opt = torch.optim.LBFGS([log_t], lr=0.1, max_iter=5)
+
+    def closure():  # the forward inside: every evaluation builds its own graph
+        opt.zero_grad()
+        nll = F.cross_entropy(logits / log_t.exp(), labels)
+        nll.backward()
+        return nll
+    for _ in range(3):
+        opt.step(closure)
+    return {"scaler.log_t": log_t}
+
+
 ALTERNATIVES = {"u3_second_pass_on_own_output.py": [lambda: ref_second_pass(True)]}
 REFERENCES = {"u3_cache_filled_once_two_tensors.py": ref_cache,
+              "u3_lbfgs_forward_before_closure.py": ref_lbfgs,
               "u3_state_read_after_the_call.py": ref_summary,
               "u3_second_pass_on_own_output.py": lambda: ref_second_pass(False),
               "u3_two_running_buffers.py": ref_whiten,
