@@ -134,6 +134,15 @@ class Source:
                     found.append((statement, node))
         return found
 
+    def calls_within(self, statement: ast.stmt, names: tuple[str, ...]) -> list[ast.Call]:
+        """Calls of ``names`` inside the functions of this file that ``statement`` calls
+        (``self.log_grad_norm(loss)`` runs ``torch.autograd.grad``), in source order."""
+        called = {getattr(n.func, "attr", getattr(n.func, "id", None)) for n in ast.walk(statement)
+                  if isinstance(n, ast.Call)}
+        return [call for node in ast.walk(self.tree)
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and
+                node.name in called for _, call in self.calls(node, names)]
+
     def may_be_none(self, path: str) -> bool:
         """Whether the program assigns None to ``path`` anywhere, or takes it as a parameter
         whose default is None."""

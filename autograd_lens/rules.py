@@ -120,9 +120,12 @@ def receiver(call: ast.Call) -> str | None:
 
 def earlier_call(source: Source, statement: ast.stmt, names: tuple[str, ...]) \
         -> tuple[ast.stmt, ast.Call] | None:
-    """The last call of ``names`` before ``statement`` in its function."""
-    found = [(s, c) for s, c in source.calls(source.scope_at(statement.lineno), names)
-             if s.end_lineno < statement.lineno]
+    """The last call of ``names`` before ``statement`` in its function; for ``grad``, also in a
+    function of the file that a statement before it calls: (that statement, the call)."""
+    scope = source.scope_at(statement.lineno)
+    found = [(s, c) for s, c in source.calls(scope, names) if s.end_lineno < statement.lineno] \
+        or [(s, c) for s in source.statements(scope) if s.end_lineno < statement.lineno and
+            names == GRAD for c in source.calls_within(s, names)]
     return found[-1] if found else None
 
 
@@ -174,8 +177,6 @@ def recompute(source: Source, path: str, before: ast.stmt) -> Plan | None:
 
 
 # --- the rules ----------------------------------------------------------------------------
-
-
 def sum_losses(case: Case) -> list[Fix]:
     """Two losses over one graph: one backward of their sum, or keep the graph for the second."""
     failed = failed_call(case)

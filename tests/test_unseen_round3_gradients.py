@@ -169,8 +169,23 @@ def ref_lbfgs() -> dict:
     return {"scaler.log_t": log_t}
 
 
-ALTERNATIVES = {"u3_second_pass_on_own_output.py": [lambda: ref_second_pass(True)]}
+def ref_plain() -> dict:
+    """Training with no gradient logged: what logging must leave unchanged."""
+    torch.manual_seed(0)
+    net = nn.Sequential(nn.Linear(4, 6), nn.ReLU(), nn.Linear(6, 1))
+    x, y = torch.randn(10, 4), torch.randn(10, 1)
+    for _ in range(3):
+        grads = torch.autograd.grad(F.mse_loss(net(x), y), list(net.parameters()))
+        with torch.no_grad():
+            for p, g in zip(net.parameters(), grads):
+                p -= 0.1 * g
+    return {"net.0.weight": net[0].weight, "net.2.weight": net[2].weight}
+
+
+ALTERNATIVES = {"u3_grad_in_a_logging_helper.py": [ref_plain],
+                "u3_second_pass_on_own_output.py": [lambda: ref_second_pass(True)]}
 REFERENCES = {"u3_cache_filled_once_two_tensors.py": ref_cache,
+              "u3_grad_in_a_logging_helper.py": ref_plain,
               "u3_lbfgs_forward_before_closure.py": ref_lbfgs,
               "u3_state_read_after_the_call.py": ref_summary,
               "u3_second_pass_on_own_output.py": lambda: ref_second_pass(False),
