@@ -184,7 +184,8 @@ def sum_losses(case: Case) -> list[Fix]:
         return []
     source, statement, call = failed
     earlier = earlier_call(source, statement, BACKWARD)
-    second = receiver(call)
+    second = receiver(call) or (f"({source.segment(call.func.value)})" if isinstance(
+        call.func, ast.Attribute) and call.func.attr == "backward" else None)  # (lam * penalty)
     if earlier is None:
         return []
     crosses = retain_crosses_a_step(source, earlier[0], statement)
@@ -197,8 +198,8 @@ def sum_losses(case: Case) -> list[Fix]:
             and same_block(source, earlier[0], statement) and not crosses:
         plan = Plan(source).replace(earlier[0].lineno, None)
         fixes += one_fix("one backward of the summed losses: the shared part gets the sum of both "
-                      "losses' gradients", plan.replace_span(call.func.value,
-                                                             f"({first} + {second})"))
+                      "losses' gradients", plan.replace_span(call.func,
+                                                             f"({first} + {second}).backward"))
     if crosses:  # the second loss wants the weights as the step left them: a new forward
         carrier, there = top_carrier(case)
         if carrier is None or carrier.kind != "old" or there.file != source.file:

@@ -182,9 +182,59 @@ def ref_plain() -> dict:
     return {"net.0.weight": net[0].weight, "net.2.weight": net[2].weight}
 
 
-ALTERNATIVES = {"u3_grad_in_a_logging_helper.py": [ref_plain],
+def ref_penalty() -> dict:
+    torch.manual_seed(0)
+    net = nn.Sequential(nn.Linear(2, 10), nn.Softplus(), nn.Linear(10, 1))
+    inputs, y = torch.randn(12, 2), torch.randn(12, 1)
+    params = {k: v.detach() for k, v in net.named_parameters()}
+
+    def loss(p):  # the data loss plus the penalty on the input gradient, by torch.func
+        def out(x):
+            return torch.func.functional_call(net, p, (x,))
+        slope = torch.func.vmap(torch.func.jacrev(lambda row: out(row[None]).sum()))(inputs)
+        return F.mse_loss(out(inputs), y) + 0.1 * slope.pow(2).mean()
+    for _ in range(3):
+        grads = torch.func.grad(loss)(params)
+        params = {k: v - 0.05 * grads[k] for k, v in params.items()}
+    return {"net.0.weight": params["0.weight"], "net.2.weight": params["2.weight"]}
+
+
+HEALTHY = """import torch
+x = torch.randn(4, 2, requires_grad=True)
+y = torch.sin(x).sum()
+(g,) = torch.autograd.grad(y, x, create_graph=True)
+y.backward()
+g.sum().backward()
+print(bool(torch.allclose(x.grad, (torch.cos(x) - torch.sin(x)).detach())))
+"""
+
+
+def test_create_graph_keeps_the_graph_as_torch_documents(tmp_path):
+    """retain_graph defaults to create_graph: after grad(..., create_graph=True) a backward
+    through the same graph runs, and the command, watching, adds nothing to that healthy run."""
+    x = torch.randn(4, 2, requires_grad=True)
+    y = torch.sin(x).sum()
+    (g,) = torch.autograd.grad(y, x, create_graph=True)
+    y.backward()  # the graph was kept: no error
+    torch.testing.assert_close(x.grad, torch.cos(x).detach())
+    g.sum().backward()  # and the gradient's own graph too
+    torch.testing.assert_close(x.grad, (torch.cos(x) - torch.sin(x)).detach())
+    script = tmp_path / "healthy.py"
+    script.write_text(HEALTHY)
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main([str(script)])
+        except SystemExit as leaving:
+            code = leaving.code
+    assert (code or 0, out.getvalue(), err.getvalue()) == (0, "True\n", "")
+
+
+ALTERNATIVES = {"u3_penalty_backward_after_loss_backward.py": [ref_penalty],
+                "u3_grad_in_a_logging_helper.py": [ref_plain],
                 "u3_second_pass_on_own_output.py": [lambda: ref_second_pass(True)]}
 REFERENCES = {"u3_cache_filled_once_two_tensors.py": ref_cache,
+              "u3_penalty_backward_after_loss_backward.py": ref_penalty,
               "u3_grad_in_a_logging_helper.py": ref_plain,
               "u3_lbfgs_forward_before_closure.py": ref_lbfgs,
               "u3_state_read_after_the_call.py": ref_summary,
