@@ -21,7 +21,8 @@ def detach_state(case: Case) -> list[Fix]:
     statement = source.statement_at(carrier.line) if source else None
     if statement is None:
         return []
-    indent = source.indent(statement.lineno)
+    at = _before_fill(source, carrier.name, statement)
+    indent = source.indent(at.lineno)
     lines = detach_lines(source, carrier.name, carrier.form, indent)
     for other in case.carriers[1:]:
         if (other.file, other.line) == (carrier.file, carrier.line) and \
@@ -30,10 +31,29 @@ def detach_state(case: Case) -> list[Fix]:
             lines += detach_lines(source, other.name, other.form, indent)
         elif _same_object(source, carrier, other):  # self._kvectors, then self._influence
             lines += detach_lines(source, other.name, other.form, indent)
-    return one_fix("truncated backpropagation through time: each batch's backward stops at the "
-                "state it was handed, whose values still flow forward",
-                with_helper(Plan(source).before(statement.lineno, *lines), source,
+    kept = "." in carrier.name and source.statement_at(at.lineno) is not statement
+    return one_fix("the value kept from an earlier call comes in without its graph, and a value "
+                   "filled in this call keeps it" if kept else
+                   "truncated backpropagation through time: each batch's backward stops at the "
+                   "state it was handed, whose values still flow forward",
+                with_helper(Plan(source).before(at.lineno, *lines), source,
                             statement.lineno, carrier.form) if lines else None)
+
+
+def _before_fill(source: Source, name: str, statement: ast.stmt) -> ast.stmt:
+    """The ``if`` before ``statement``, in its block, that may fill ``name`` (a cache filled
+    when empty): the detach goes before it, so a value it fills keeps its graph for this step's
+    own backward, and only an old value is detached; else ``statement`` itself."""
+    scope = source.scope_at(statement.lineno)
+    block = next((b for node in ast.walk(scope) for b in (getattr(node, "body", None),
+                  getattr(node, "orelse", None)) if isinstance(b, list) and
+                  any(s is statement for s in b)), [])
+    for store in source.stores(scope, name):
+        holder = next((s for s in block if s.lineno <= store.lineno <= s.end_lineno and
+                       s.end_lineno < statement.lineno), None)
+        if isinstance(holder, ast.If):
+            return holder
+    return statement
 
 
 def _same_object(source: Source, carrier: Any, other: Any) -> bool:

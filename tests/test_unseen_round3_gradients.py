@@ -126,7 +126,7 @@ def ref_cache() -> dict:
     basis = torch.randn(4, 4) * 0.5
     head = nn.Linear(4, 1)
     x, y = torch.randn(8, 4), torch.randn(8, 1)
-    proj = torch.tanh(basis)  # the cache as constants: no graph to the weight it came from
+    proj = torch.tanh(basis)  # the cache: the head's gradients do not depend on its graph
     scale = proj.pow(2).sum(0) + 1.0
     for _ in range(3):
         loss = F.mse_loss(head(x @ proj / scale), y)
