@@ -120,8 +120,7 @@ def receiver(call: ast.Call) -> str | None:
 
 def earlier_call(source: Source, statement: ast.stmt, names: tuple[str, ...]) \
         -> tuple[ast.stmt, ast.Call] | None:
-    """The last call of ``names`` before ``statement`` in its function; for ``grad``, also in a
-    function of the file that a statement before it calls: (that statement, the call)."""
+    """The last call of ``names`` before ``statement`` in its function, or of grad in a callee."""
     scope = source.scope_at(statement.lineno)
     found = [(s, c) for s, c in source.calls(scope, names) if s.end_lineno < statement.lineno] \
         or [(s, c) for s in source.statements(scope) if s.end_lineno < statement.lineno and
