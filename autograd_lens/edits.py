@@ -87,7 +87,7 @@ class Source:
                      and n.lineno <= line <= n.end_lineno]
             if not inner:
                 return found
-            node = min(inner, key=lambda n: n.end_lineno - n.lineno)
+            node = max(inner, key=lambda n: n.end_lineno - n.lineno)  # the next one down
             found.append(node)
 
     def scope_at(self, line: int) -> ast.AST:
@@ -133,6 +133,15 @@ class Source:
                         self.statement_at(node.lineno) is statement:
                     found.append((statement, node))
         return found
+
+    def calls_within(self, statement: ast.stmt, names: tuple[str, ...]) -> list[ast.Call]:
+        """Calls of ``names`` inside the functions of this file that ``statement`` calls
+        (``self.log_grad_norm(loss)`` runs ``torch.autograd.grad``), in source order."""
+        called = {getattr(n.func, "attr", getattr(n.func, "id", None)) for n in ast.walk(statement)
+                  if isinstance(n, ast.Call)}
+        return [call for node in ast.walk(self.tree)
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and
+                node.name in called for _, call in self.calls(node, names)]
 
     def may_be_none(self, path: str) -> bool:
         """Whether the program assigns None to ``path`` anywhere, or takes it as a parameter

@@ -190,6 +190,15 @@ def entry_of(candidate: Candidate, steps: list[Step], old: bool = False) -> Entr
     else:
         outside = unassigned and code.co_name != "<module>" and root not in code.co_varnames
     update = _update(uses, path)
+    held, _ = first_read(uses, root) if "." in path else (None, None)
+    if before and held is not None and use is not None and held.line < use.line:
+        # The object was used before the attribute is read (``attn(x)``, then
+        # ``attn.cache_k``): its own method may bring the attribute in, as the step's graph is
+        # built, before this later read.
+        other = _read_in_methods(candidate, [f.frame.f_code.co_filename for f in steps], old)
+        if other is not None:
+            return Entry("kept", other[0], other[1], other[2], other[3], update, outside,
+                         argument)
     if before and not deeper:
         return Entry("read_first", path, code.co_filename, use.line, code.co_name, update,
                      outside, argument)

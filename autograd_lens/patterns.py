@@ -99,7 +99,7 @@ PATTERNS: dict[str, Pattern] = {p.key: p for p in (
     Pattern("written_in_place", "a tensor a node saved, then written in place by the program",
             "write out of place instead (y = y + 1, h = h.relu()), or write into a copy made "
             "just before the write (x = x.clone()), so the node keeps the tensor it saved",
-            ("10_detach", "16_module_state_with_history"),
+            ("chapters/mental_model", "10_detach", "16_module_state_with_history"),
             rule=rules_inplace.out_of_place,
             proofs=("written_in_place_add", "written_in_place_relu", "written_in_place_buffer")),
     Pattern("accumulated_loss", "a loss accumulated as a tensor across steps",

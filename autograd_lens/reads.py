@@ -254,15 +254,18 @@ def first_read(uses: list[Use], path: str) -> tuple[Use | None, bool]:
     """The most specific read of ``path`` before it is assigned, and whether it is read at all
     before being assigned (True: the value comes from before this stretch of code). An
     assignment under an ``if`` that ends before the last use (``if step % 4 == 0: h =
-    h.detach()``) may not run: it does not make the value new."""
+    h.detach()``) may not run: it does not make the value new (a read after it there does)."""
     best: Use | None = None
-    last = uses[-1].line if uses else 0
+    last, branch = (uses[-1].line if uses else 0), (0, 0)  # branch: (store, end) of such an if
     for use in uses:
+        stores = use.store and overlaps(use.path, path) and len(use.path) <= len(path)
         if use.branch_end and use.branch_end < last:
+            branch = (use.line, use.branch_end) if stores else branch
             continue  # assigned under an ``if`` that ended: on other turns the old value stays
-        if use.store and overlaps(use.path, path) and len(use.path) <= len(path):
+        if stores:
             return best, best is not None
-        if not use.store and not use.mutator and overlaps(use.path, path):
+        if not use.store and not use.mutator and overlaps(use.path, path) and \
+                not branch[0] < use.line <= branch[1]:
             if best is None or _common(use.path, path) > _common(best.path, path):
                 best = use
     return best, best is not None

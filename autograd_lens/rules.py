@@ -120,9 +120,11 @@ def receiver(call: ast.Call) -> str | None:
 
 def earlier_call(source: Source, statement: ast.stmt, names: tuple[str, ...]) \
         -> tuple[ast.stmt, ast.Call] | None:
-    """The last call of ``names`` before ``statement`` in its function."""
-    found = [(s, c) for s, c in source.calls(source.scope_at(statement.lineno), names)
-             if s.end_lineno < statement.lineno]
+    """The last call of ``names`` before ``statement`` in its function, or of grad in a callee."""
+    scope = source.scope_at(statement.lineno)
+    found = [(s, c) for s, c in source.calls(scope, names) if s.end_lineno < statement.lineno] \
+        or [(s, c) for s in source.statements(scope) if s.end_lineno < statement.lineno and
+            names == GRAD for c in source.calls_within(s, names)]
     return found[-1] if found else None
 
 
@@ -174,8 +176,6 @@ def recompute(source: Source, path: str, before: ast.stmt) -> Plan | None:
 
 
 # --- the rules ----------------------------------------------------------------------------
-
-
 def sum_losses(case: Case) -> list[Fix]:
     """Two losses over one graph: one backward of their sum, or keep the graph for the second."""
     failed = failed_call(case)
@@ -183,7 +183,8 @@ def sum_losses(case: Case) -> list[Fix]:
         return []
     source, statement, call = failed
     earlier = earlier_call(source, statement, BACKWARD)
-    second = receiver(call)
+    second = receiver(call) or (f"({source.segment(call.func.value)})" if isinstance(
+        call.func, ast.Attribute) and call.func.attr == "backward" else None)  # (lam * penalty)
     if earlier is None:
         return []
     crosses = retain_crosses_a_step(source, earlier[0], statement)
@@ -196,12 +197,14 @@ def sum_losses(case: Case) -> list[Fix]:
             and same_block(source, earlier[0], statement) and not crosses:
         plan = Plan(source).replace(earlier[0].lineno, None)
         fixes += one_fix("one backward of the summed losses: the shared part gets the sum of both "
-                      "losses' gradients", plan.replace_span(call.func.value,
-                                                             f"({first} + {second})"))
+                      "losses' gradients", plan.replace_span(call.func,
+                                                             f"({first} + {second}).backward"))
     if crosses:  # the second loss wants the weights as the step left them: a new forward
         carrier, there = top_carrier(case)
         if carrier is None or carrier.kind != "old" or there.file != source.file:
             return fixes
+        entry = source.statement_at(carrier.line) if carrier.line < statement.lineno else None
+        statement = entry or statement  # computed again before it enters, not before backward
         return one_fix("the shared part is computed again after the step, so the second loss's "
                        "backward goes through a new graph, built from the weights as the step "
                        "left them", recompute(source, carrier.name, statement))

@@ -54,6 +54,19 @@ def out_of_place(case: Case) -> list[Fix]:
         plan.replace_span(call.func, f"{name} = {name}.{call.func.attr[:-1]}")
         return one_fix("the operation makes a new tensor, so the node keeps the values it "
                        "saved; the result is the same numbers", plan)
+    if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.args and \
+            path_of(call.func.value) in ("torch", "F") and path_of(call.args[0]) == name and \
+            call.func.attr.endswith("_") and statement.lineno == statement.end_lineno:
+        plan.replace_span(call.func, f"{name} = {path_of(call.func.value)}.{call.func.attr[:-1]}")
+        return one_fix("the operation makes a new tensor, so the node keeps the values it "
+                       "saved; the result is the same numbers", plan)
+    reads = [n for n in ast.walk(getattr(statement, "value", statement))
+             if isinstance(n, ast.Subscript) and path_of(n.value) == name]
+    if reads and statement.lineno == statement.end_lineno:  # x[t] = f(x[t - 1]): the same line
+        for read in reads:  # reads a part the write then changes: the node saves a copy
+            plan.replace_span(read, f"{source.segment(read)}.clone()")
+        return one_fix("the part read is copied before the write changes the tensor, so the "
+                       "node keeps the values it saved; the result is the same numbers", plan)
     plan.before(statement.lineno, f"{indent}{name} = {name}.clone()")
     return one_fix("the write goes into a copy made just before it, so the node keeps the "
                    "tensor it saved, unchanged", plan)

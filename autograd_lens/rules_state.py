@@ -21,17 +21,48 @@ def detach_state(case: Case) -> list[Fix]:
     statement = source.statement_at(carrier.line) if source else None
     if statement is None:
         return []
-    indent = source.indent(statement.lineno)
+    at = _before_fill(source, carrier.name, statement)
+    indent = source.indent(at.lineno)
     lines = detach_lines(source, carrier.name, carrier.form, indent)
     for other in case.carriers[1:]:
         if (other.file, other.line) == (carrier.file, carrier.line) and \
                 other.name != carrier.name and source.reads(statement, other.name) and \
                 other.name in targets(statement):
             lines += detach_lines(source, other.name, other.form, indent)
-    return one_fix("truncated backpropagation through time: each batch's backward stops at the "
-                "state it was handed, whose values still flow forward",
-                with_helper(Plan(source).before(statement.lineno, *lines), source,
+        elif _same_object(source, carrier, other):  # self._kvectors, then self._influence
+            lines += detach_lines(source, other.name, other.form, indent)
+    kept = "." in carrier.name and source.statement_at(at.lineno) is not statement
+    return one_fix("the value kept from an earlier call comes in without its graph, and a value "
+                   "filled in this call keeps it" if kept else
+                   "truncated backpropagation through time: each batch's backward stops at the "
+                   "state it was handed, whose values still flow forward",
+                with_helper(Plan(source).before(at.lineno, *lines), source,
                             statement.lineno, carrier.form) if lines else None)
+
+
+def _before_fill(source: Source, name: str, statement: ast.stmt) -> ast.stmt:
+    """The ``if`` before ``statement``, in its block, that may fill ``name`` (a cache filled
+    when empty): the detach goes before it, so a value it fills keeps its graph for this step's
+    own backward, and only an old value is detached; else ``statement`` itself."""
+    scope = source.scope_at(statement.lineno)
+    block = next((b for node in ast.walk(scope) for b in (getattr(node, "body", None),
+                  getattr(node, "orelse", None)) if isinstance(b, list) and
+                  any(s is statement for s in b)), [])
+    for store in source.stores(scope, name):
+        holder = next((s for s in block if s.lineno <= store.lineno <= s.end_lineno and
+                       s.end_lineno < statement.lineno), None)
+        if isinstance(holder, ast.If):
+            return holder
+    return statement
+
+
+def _same_object(source: Source, carrier: Any, other: Any) -> bool:
+    """Whether ``other`` is another attribute of the carrier's object that the same function
+    reads later, with an old graph too (a second cached tensor): it needs its own detach."""
+    return other.file == carrier.file and other.kind == carrier.kind and other.line >= \
+        carrier.line and "." in other.name and other.name != carrier.name and \
+        other.name.split(".")[0] == carrier.name.split(".")[0] and \
+        source.scope_at(other.line) is source.scope_at(carrier.line)
 
 
 def detach_stored(case: Case) -> list[Fix]:
@@ -44,12 +75,28 @@ def detach_stored(case: Case) -> list[Fix]:
               if s.lineno >= carrier.line]
     if not stores:
         return detach_state(case)
-    store = stores[0]
-    lines = detach_lines(source, carrier.name, carrier.form, source.indent(store.lineno))
+    plan, scope = Plan(source), source.scope_at(carrier.line)
+    for other in _kept_with(case, carrier, source):  # running_mean and running_var: both
+        stores = [s for s in source.stores(scope, other.name) if s.lineno >= other.line]
+        lines = detach_lines(source, other.name, other.form, source.indent(stores[0].lineno))
+        if not lines:
+            return []
+        plan = with_helper(plan.after(stores[0].end_lineno, *lines), source, stores[0].lineno,
+                           other.form)
     return one_fix("the attribute keeps its running value without a graph: each step's loss "
-                "treats it as a constant", with_helper(Plan(source).after(store.end_lineno, *lines),
-                                                       source, store.lineno, carrier.form)
-                if lines else None)
+                "treats it as a constant", plan)
+
+
+def _kept_with(case: Case, carrier: Any, source: Source) -> list[Any]:
+    """The carrier, and every other carrier kept on an object that the same function reads and
+    then stores again (a second running statistic): each needs its own detach."""
+    scope, found = source.scope_at(carrier.line), [carrier]
+    for other in case.carriers[1:]:
+        if other.file == carrier.file and "." in other.name and other.name not in \
+                {c.name for c in found} and source.scope_at(other.line) is scope and \
+                any(s.lineno >= other.line for s in source.stores(scope, other.name)):
+            found.append(other)
+    return found
 
 
 def _accumulated(source: Source, carrier: Any) -> tuple[ast.stmt, ast.expr] | None:
@@ -81,11 +128,13 @@ def total_as_number(case: Case) -> list[Fix]:
     plan.replace_span(term, f"{source.segment(term)}.item()" if simple
                       else f"({source.segment(term)}).item()")
     backwards = [call for statement, call in source.calls(source.scope_at(carrier.line), BACKWARD)
-                 if receiver(call) == carrier.name and statement.lineno > store.lineno]
+                 if isinstance(call.func, ast.Attribute) and statement.lineno > store.lineno
+                 and source.reads(call.func.value, carrier.name)]
     if not backwards or path_of(term) is None:
         return []  # the total's backward is not in sight (a helper's), or the loss has no name
-    for call in backwards:
-        plan.replace_span(call.func.value, path_of(term))
+    for call in backwards:  # (total / n).backward(): (loss / n).backward()
+        for read in source.reads(call.func.value, carrier.name):
+            plan.replace_span(read, path_of(term))
     return one_fix("each step's backward goes through that step's loss alone; the running total "
                 "is a number, kept for logging", plan)
 
@@ -97,6 +146,8 @@ def clear_buffer(case: Case) -> list[Fix]:
     if source is None or failed is None:
         return []
     container = carrier.name.split("[")[0]
+    if carrier.name.endswith('"]'):  # an entry of a dict by its name (stats["loss"]): not a list
+        return []
     where, statement, _ = failed
     here = where.scope_at(statement.lineno)
     there = source.scope_at(carrier.line)

@@ -247,7 +247,7 @@ def explain(error: BaseException, roots: Any, calls: list[Call], frames: list[An
     inplace = is_inplace_error(error)
     known = _known(order, frames)
     written = written_nodes(order) if inplace else []
-    write = find_write(error, written, frames) if written else None
+    write = find_write(error, written, frames, order) if written else None
     if write is not None:  # the nodes that saved what was written: where the graphs meet
         old, used = {node for node, _ in written}, old_nodes(order, list(calls), True, known)[1]
     elif old is None:

@@ -12,6 +12,8 @@ import ast
 import linecache
 from typing import Any, Iterator
 
+import torch
+
 from .candidates import NOT_USERS
 from .reads import path_of, source_tree
 
@@ -39,18 +41,40 @@ def _functions(frames: list[Any]) -> Iterator[tuple[str, ast.AST, int]]:
                 yield filename, node, 0
 
 
+_AUGMENTED = {ast.Add: "Add", ast.Sub: "Sub", ast.Mult: "Mul", ast.Div: "Div", ast.Pow: "Pow"}
+_MODULES = ("torch", "F", "nn.functional", "torch.nn.functional")
+
+
 def _in_place(statement: ast.stmt) -> Iterator[str]:
-    """The paths a statement writes in place: ``x += 1``, ``x.relu_()``, ``x[i] = v``."""
+    """The paths a statement writes in place: ``x += 1``, ``x.relu_()``, ``x[i] = v``,
+    ``torch.relu_(x)``."""
+    yield from (path for path, _ in _in_place_nodes(statement))
+
+
+_PART = ("CopySlices", "IndexPutBackward")  # a write into part of a tensor, or into a view
+
+
+def _in_place_nodes(statement: ast.stmt) -> Iterator[tuple[str, tuple[str, ...]]]:
+    """(path, the nodes autograd may record for the write) for each in-place write of a
+    statement: ``x += 1`` is an ``AddBackward``, ``x.relu_()`` a ``ReluBackward``, a write into
+    part of a tensor (``x[i] = v``) or into a view ``CopySlices`` or ``IndexPutBackward``."""
     if isinstance(statement, ast.AugAssign):
-        yield path_of(statement.target) or ""
+        yield path_of(statement.target) or "", _PART if isinstance(
+            statement.target, ast.Subscript) else (_AUGMENTED.get(type(statement.op), "?") +
+                                                   "Backward", _PART[0])
     if isinstance(statement, ast.Assign):
         for target in statement.targets:
             if isinstance(target, ast.Subscript):
-                yield path_of(target.value) or ""
+                yield path_of(target.value) or "", _PART
     for node in ast.walk(statement):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
                 node.func.attr.endswith("_") and not node.func.attr.startswith("_"):
-            yield path_of(node.func.value) or ""
+            written = node.func.value
+            if path_of(written) in _MODULES and node.args:  # torch.relu_(x)
+                written = node.args[0]
+            kind = "".join(w.capitalize() for w in node.func.attr[:-1].split("_")) + "Backward"
+            yield path_of(written) or "", _PART if isinstance(written, ast.Subscript) else \
+                (kind, _PART[0])
 
 
 _BLOCKS = (ast.For, ast.AsyncFor, ast.While, ast.If, ast.With, ast.AsyncWith, ast.Try)
@@ -136,3 +160,28 @@ def built_before(filename: str, name: str, line: int) -> int:
         path_of(t) == name for target in getattr(s, "targets", [getattr(s, "target", None)])
         for t in (target.elts if isinstance(target, ast.Tuple) else [target]))]
     return stores[-1] if stores else 0
+
+
+def op_recorded(writers: set[str], frames: list[Any]) -> tuple | None:
+    """Where the program writes in place a tensor whose write autograd recorded as one of
+    ``writers`` (node names without their number: ``AddBackward``, ``CopySlices``), in any
+    function of the user's files (a module's ``forward`` that has returned): (file, line,
+    function, text, the path written). A name that a live frame holds as something other than
+    a tensor (a counter, ``n += 1``) is not a candidate."""
+    live = {(f.f_code.co_filename, f.f_code.co_firstlineno): f for f in frames}
+
+    def writes(statement: ast.stmt, frame: Any = None) -> str:
+        for path, kind in _in_place_nodes(statement):
+            held = frame.f_locals.get(path.split(".")[0].split("[")[0]) if frame else None
+            if path and writers.intersection(kind) and (held is None or isinstance(held, torch.Tensor)):
+                return path
+        return ""
+    for filename, scope, _ in _functions(frames):
+        frame = live.get((filename, getattr(scope, "lineno", 1)))
+        hits = [s for s in _statements(scope) if writes(s, frame)]
+        if hits:  # the last: a write after the node saved the tensor
+            text = (ast.get_source_segment("".join(linecache.getlines(filename)), hits[-1])
+                    or "").split("\n")[0]
+            return filename, hits[-1].lineno, getattr(scope, "name", "<module>"), text, \
+                writes(hits[-1], frame)
+    return None

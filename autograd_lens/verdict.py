@@ -127,8 +127,10 @@ def decide(evidence: Evidence) -> str:
         if e.same_step:
             # A second network fed with it after the earlier backward; read before that
             # backward only (both losses built first): two losses over one forward.
+            # The same weights below the carrier too (a model run again on its own output,
+            # a refinement pass): not a critic scoring what another network made.
             fed_after = getattr(carrier, "entry", "") != "unread"
-            return "gan_discriminator" if e.same_critic else \
+            return "gan_discriminator" if e.same_critic and not e.recurrence else \
                 "two_networks" if e.new_weights and fed_after else "shared_trunk"
         if carrier.origin == "attribute" and (e.on_module or not carrier.outside_loop):
             return "module_state"

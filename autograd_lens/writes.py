@@ -24,7 +24,7 @@ import torch
 
 from .graph import breadth_first, children, node_name, stale_slots
 from .places import place
-from .source_writes import built_before, op_on, step_of
+from .source_writes import built_before, op_on, op_recorded, step_of
 
 _MESSAGE = re.compile(r"\[(?P<kind>[\w.]+) \[(?P<shape>[\d, ]*)\]\](?:, which is output \d+ of "
                       r"(?P<op>\w+),)? is at version (?P<now>\d+); expected version "
@@ -161,10 +161,25 @@ def _reaches(tensor: torch.Tensor, node: Any) -> bool:
     return node in near[:64]
 
 
+def _writers(order: list[Any], op: str) -> set[str]:
+    """The names (without their number) of the nodes that took, as their input, a tensor that
+    a node named ``op`` made: where that tensor was written in place, one of these recorded the
+    write (``h += x`` after ``h = sigmoid(...)``: ``AddBackward`` over ``SigmoidBackward0``; a
+    view's base written in place records a ``CopySlices``)."""
+    made = {n for n in order if op and node_name(n).startswith(op) and
+            node_name(n)[len(op):].rstrip("0123456789") in ("", "Backward")}
+    found = {node_name(n).rstrip("0123456789") for n in order
+             if any(c in made for c in children(n))}
+    if op == "AsStrided":  # a view: a write into it, or into its base, is a CopySlices
+        found |= {"CopySlices"} & {node_name(n) for n in order}
+    return found
+
+
 def find_write(error: BaseException, written: list[tuple[Any, str]],
-               frames: list[Any]) -> Write | None:
+               frames: list[Any], order: list[Any] = ()) -> Write | None:
     """What changed the saved tensor of the in-place ``error``: its node, its name in the
-    program, and the write's line (``written``: see :func:`written_nodes`; None when empty)."""
+    program, and the write's line (``written``: see :func:`written_nodes`; None when empty).
+    ``order``: the failing graph's nodes, to find a write in a function that has returned."""
     facts = _parsed(error)
     if not written or facts is None:
         return None
@@ -184,6 +199,9 @@ def find_write(error: BaseException, written: list[tuple[Any, str]],
                 path, found = found[4] or path, found[:4]
             return Write(node_name(node), slot, path, bool(value.requires_grad and value.is_leaf),
                          "op", *(found or ("", 0, "", "")), versions)
+    found = op_recorded(_writers(order, facts["op"]), frames)  # written in a returned function
+    if found is not None:
+        return Write(node_name(node), slot, found[4], False, "op", *found[:4], versions)
     return Write(node_name(node), slot, "", False, "op", versions=versions)
 
 

@@ -14,4 +14,4 @@ for step in range(3):
     opt.zero_grad()
     loss.backward()
     opt.step()
-# page: 10_detach
+# page: mental_model

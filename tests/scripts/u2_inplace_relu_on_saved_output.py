@@ -22,4 +22,4 @@ def train_step(batch, y):
 
 for epoch in range(3):
     train_step(data, labels)
-# page: 10_detach
+# page: mental_model
