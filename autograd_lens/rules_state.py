@@ -10,6 +10,7 @@ import ast
 from typing import Any
 
 from .edits import Plan, Source, path_of, targets
+from .backward_calls import backward_subject
 from .rules import BACKWARD, Case, Fix, detach_lines, failed_call, one_fix, receiver, recompute, \
     top_carrier, sum_losses, with_helper
 
@@ -85,7 +86,7 @@ def total_as_number(case: Case) -> list[Fix]:
     if not backwards or path_of(term) is None:
         return []  # the total's backward is not in sight (a helper's), or the loss has no name
     for call in backwards:
-        plan.replace_span(call.func.value, path_of(term))
+        plan.replace_span(backward_subject(call), path_of(term))
     return one_fix("each step's backward goes through that step's loss alone; the running total "
                 "is a number, kept for logging", plan)
 
