@@ -144,3 +144,23 @@ def test_fits_reads_every_new_line():
     edit = SimpleNamespace(new=("    total = total.detach()", "    total.clear()"))
     assert not fits(SimpleNamespace(edits=(edit,)), [carrier])
     assert fits(SimpleNamespace(edits=(SimpleNamespace(new=edit.new[:1]),)), [carrier])
+
+
+def test_the_earlier_backward_is_named_at_the_programs_line(tmp_path):
+    """Through a library's wrapper, the backward that went through the graph first is named
+    where the program called the wrapper, not at the library's own line."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    scripts = Path(__file__).parent / "scripts"
+    name = "carrier_total_accelerate_standin.py"
+    called = next(n for n, line in enumerate((scripts / name).read_text().splitlines(), 1)
+                  if line.strip() == "accelerator.backward(total_loss)")
+    done = subprocess.run([sys.executable, "-m", "autograd_lens", "--report",
+                           str(tmp_path / "r.json"), name], cwd=scripts, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 1, done.stderr
+    why = json.loads((tmp_path / "r.json").read_text())["carriers"][0]["why"]
+    assert why.endswith(f"the backward at {name}:{called} already went through"), why
