@@ -164,3 +164,36 @@ def test_the_earlier_backward_is_named_at_the_programs_line(tmp_path):
     assert done.returncode == 1, done.stderr
     why = json.loads((tmp_path / "r.json").read_text())["carriers"][0]["why"]
     assert why.endswith(f"the backward at {name}:{called} already went through"), why
+
+
+def test_a_librarys_own_copy_is_set_aside_and_said_as_it_is():
+    """A tensor in a library object's own attribute (not a registered buffer) comes after the
+    program's variables, is dropped when a variable of the program holds it (or a tensor
+    computed from it), and its "why" says the library keeps it (never "assigned only before
+    the loop")."""
+    from autograd_lens.candidates import Candidate
+    from autograd_lens.framework_objects import library_internal, set_aside_copies
+
+    class Mine:  # a class of the program's
+        pass
+
+    layer, wrapper, mine = torch.nn.Linear(2, 2), torch.nn.Linear(2, 2), Mine()
+    old = torch.ones(2, requires_grad=True) * 2
+    new = old + 1
+    layer.register_buffer("running", old)
+    copy = Candidate(0, "model.copies[0]", old, "list", wrapper, "tensor")
+    registered = Candidate(0, "model.running", old, "attribute", layer, "tensor")
+    user = Candidate(0, "self.center", new, "attribute", mine, "tensor")
+    other = Candidate(0, "model.hooks[0]", torch.ones(1, requires_grad=True) * 3, "list",
+                      wrapper, "tensor")
+    assert library_internal(copy) and not library_internal(registered)
+    assert not library_internal(user)
+    carrier = Carrier("x", "f.py", 1, "f", "holds G; it is assigned only before the loop", "old",
+                      outside_loop=True)
+    view = SimpleNamespace(below=lambda upper, lower: upper is new.grad_fn and
+                           lower is old.grad_fn)
+    ranked = [(9.0, copy, carrier), (8.5, other, carrier), (4.0, user, carrier)]
+    kept = set_aside_copies(ranked, view, "G")
+    assert [found.path for _, found, _ in kept] == ["self.center", "model.hooks[0]"]
+    assert kept[1][2].why.startswith("is kept by the library inside Linear's own state")
+    assert not kept[1][2].outside_loop and kept[0][2] is carrier
