@@ -12,31 +12,21 @@ where it sits.
 from __future__ import annotations
 
 import dataclasses
-import sys
 from typing import Any
 
 import torch
 
-from .candidates import NOT_USERS, Candidate
-
-# Libraries' objects whose own attributes are what the program reads (a distribution's lazily
-# cached logits): not a copy, never set aside.
-_STATE_READ_BY_PROGRAMS = ("torch.distributions",)
-
-
-def _library_class(kind: type) -> bool:
-    name = kind.__module__ or ""
-    filename = getattr(sys.modules.get(name), "__file__", None) or ""
-    return filename.startswith(NOT_USERS) and not name.startswith(_STATE_READ_BY_PROGRAMS)
-
+from .candidates import Candidate
+from .library_objects import library_class
 
 def library_internal(candidate: Candidate) -> bool:
-    """Whether the candidate sits in a library object's own attribute (or an entry of one): not
-    a buffer the object registered (a BatchNorm's running mean is the model's), not a variable
-    or an attribute of the program's own classes."""
+    """Whether the candidate sits in a library module's own attribute (or an entry of one), as
+    DDP's list of copied buffers: not a buffer the module registered (a BatchNorm's running mean
+    is the model's), not a library's state object that the program holds and hands back to it
+    (a transformers cache), not a variable or an attribute of the program's own classes."""
     owner = candidate.owner
-    if owner is None or not _library_class(type(owner)):
-        return False
+    if not isinstance(owner, torch.nn.Module) or not library_class(type(owner)):
+        return False  # a library's state object the program holds (a cache) is its own state
     if isinstance(owner, torch.nn.Module) and any(
             buffer is candidate.tensor for buffer in owner._buffers.values()):
         return False
@@ -69,3 +59,4 @@ def set_aside_copies(ranked: list[tuple], view: Any, graph: str) -> list[tuple]:
             if library_internal(found) and not _copied_by_user((score, found, carrier), users,
                                                                view)]
     return users + kept
+

@@ -21,7 +21,7 @@ import torch
 
 from autograd_lens.carriers import Carrier
 from autograd_lens.edit_types import fits, missing_method
-from autograd_lens.edits import apply, by_file
+from autograd_lens.edits import Edit, apply, by_file
 from autograd_lens.report import PATTERNS
 from autograd_lens.rules import Case
 
@@ -197,3 +197,52 @@ def test_a_librarys_own_copy_is_set_aside_and_said_as_it_is():
     assert [found.path for _, found, _ in kept] == ["self.center", "model.hooks[0]"]
     assert kept[1][2].why.startswith("is kept by the library inside Linear's own state")
     assert not kept[1][2].outside_loop and kept[0][2] is carrier
+
+
+def test_the_cache_edit_trains_as_a_cache_detached_by_hand(tmp_path):
+    """The edit for a library's cache object carried across segments (detach its tensors where
+    the variable enters the step) trains the model as a loop that keeps, by hand, each layer's
+    past keys and values without their graph."""
+    import json
+    import runpy
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    scripts = Path(__file__).parent / "scripts"
+    name = "carrier_cache_object_standin.py"
+    done = subprocess.run([sys.executable, "-m", "autograd_lens", "--report",
+                           str(tmp_path / "r.json"), name], cwd=scripts, capture_output=True,
+                          text=True, timeout=120)
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["carriers"][0]["name"] == "past", done.stderr
+    edits = [Edit(e["file"], e["line"], e["old"], tuple(e["new"])) for e in report["edits"]]
+    lines = (scripts / name).read_text().splitlines(keepends=True)
+    edited = tmp_path / name
+    edited.write_text("".join(apply(edits, lines)))
+    sys.path.insert(0, str(scripts))
+    try:
+        space = runpy.run_path(str(edited), run_name="__main__")
+    finally:
+        sys.path.remove(str(scripts))
+
+    torch.manual_seed(0)
+    model = space["TinyAttention"]()
+    opt = torch.optim.SGD(model.parameters(), lr=0.05)
+    tokens = torch.randn(2, 12, 8)
+    past = [(None, None)] * 2
+    for start in range(0, 12, 4):
+        x = tokens[:, start:start + 4]
+        kept = []
+        for (keys, values), project in zip(past, model.project):
+            q, k, v = project(x).chunk(3, dim=-1)
+            if keys is not None:
+                k, v = torch.cat([keys.detach(), k], 1), torch.cat([values.detach(), v], 1)
+            kept.append((k, v))
+            x = x + torch.softmax(q @ k.transpose(1, 2), dim=-1) @ v
+        past = kept
+        opt.zero_grad()
+        x.pow(2).mean().backward()
+        opt.step()
+    for mine, theirs in zip(space["model"].parameters(), model.parameters()):
+        torch.testing.assert_close(mine, theirs, rtol=0, atol=1e-6)

@@ -1,9 +1,12 @@
 """Stand-ins of the frameworks' objects, in plain torch, whose code sits where an installed
 library's does (its file name under site-packages): the command sees their frames as it sees
 accelerate's or Lightning's. Each keeps the shape that matters to the command, not the
-framework's features."""
+framework's features. The library is a module of its own (in sys.modules, its file
+under site-packages), as an installed package's classes are."""
 import os
+import sys
 import sysconfig
+import types
 
 _SOURCE = '''
 class Accelerator:
@@ -14,8 +17,33 @@ class Accelerator:
 
     def backward(self, loss, **kwargs):
         loss.backward(**kwargs)
+
+
+class CacheLayer:
+    """One layer's past keys and values (transformers' DynamicLayer's shape)."""
+
+    def __init__(self):
+        self.keys = self.values = None
+
+
+class DynamicCache:
+    """transformers' cache's shape: a list of layers, each growing by concatenation."""
+
+    def __init__(self, layers):
+        self.layers = [CacheLayer() for _ in range(layers)]
+
+    def update(self, keys, values, index):
+        import torch
+
+        layer = self.layers[index]
+        if layer.keys is not None:
+            keys, values = torch.cat([layer.keys, keys], 1), torch.cat([layer.values, values], 1)
+        layer.keys, layer.values = keys, values
+        return keys, values
 '''
-_FILE = os.path.join(sysconfig.get_paths()["purelib"], "standin_accelerate", "accelerator.py")
-_SPACE: dict = {}
-exec(compile(_SOURCE, _FILE, "exec"), _SPACE)
-Accelerator = _SPACE["Accelerator"]
+_NAME = "standin_frameworks_library"
+_FILE = os.path.join(sysconfig.get_paths()["purelib"], _NAME, "__init__.py")
+_LIBRARY = sys.modules.setdefault(_NAME, types.ModuleType(_NAME))
+_LIBRARY.__file__ = _FILE
+exec(compile(_SOURCE, _FILE, "exec"), _LIBRARY.__dict__)
+Accelerator, DynamicCache = _LIBRARY.Accelerator, _LIBRARY.DynamicCache
