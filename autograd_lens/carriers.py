@@ -26,8 +26,7 @@ from typing import Any
 
 from .candidates import Candidate, find_candidates
 from .entry import Entry, Step, entry_of
-from .framework_objects import set_aside_copies
-from .state_objects import held_by_variable
+from .framework_objects import library_pass, set_aside_copies
 from .graph import breadth_first, children
 from .history import Call
 from .writes import built_in_frame
@@ -256,7 +255,7 @@ def rank_candidates(view: GraphView, frames: list[Any], calls: list[Call],
         ranked.append((score, candidate, carrier))
     ranked.sort(key=lambda item: -item[0])
     ranked = _one_per_tensor(set_aside_copies(ranked, view, graph))
-    return held_by_variable(set_aside_copies(_upstream_first(ranked, view), view, graph))
+    return library_pass(_upstream_first(ranked, view), view, graph, frames, Carrier)
 
 
 def _one_per_tensor(ranked: list[tuple[float, Candidate, Carrier]]) -> list:

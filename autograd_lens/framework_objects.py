@@ -18,6 +18,8 @@ import torch
 
 from .candidates import Candidate
 from .library_objects import library_class
+from .rebound import rebound_carriers
+from .state_objects import held_by_variable
 
 def library_internal(candidate: Candidate) -> bool:
     """Whether the candidate sits in a library module's own attribute (or an entry of one), as
@@ -60,3 +62,13 @@ def set_aside_copies(ranked: list[tuple], view: Any, graph: str) -> list[tuple]:
                                                                view)]
     return users + kept
 
+
+
+def library_pass(ranked: list[tuple], view: Any, graph: str, frames: list[Any],
+                 carrier: type) -> list[tuple]:
+    """The ranked candidates as the libraries' objects change them: the library's copies set
+    aside, a state object's tensors named as the variable that holds it; when nothing is left,
+    an attribute of the program's bound again before a framework's backward (``carrier``: the
+    class of the carriers)."""
+    ranked = held_by_variable(set_aside_copies(ranked, view, graph))
+    return ranked or rebound_carriers(view, frames, carrier)

@@ -19,6 +19,24 @@ class Accelerator:
         loss.backward(**kwargs)
 
 
+class Trainer:
+    """transformers' Trainer's shape: the program's compute_loss returns the loss, and the
+    library runs backward on it afterwards, in its own frames."""
+
+    def __init__(self, model, optimizer, batches):
+        self.model, self.optimizer, self.batches = model, optimizer, batches
+
+    def train(self):
+        for inputs in self.batches:
+            loss = self.compute_loss(self.model, inputs)
+            self.optimizer.zero_grad()
+            self.training_step_backward(loss)
+            self.optimizer.step()
+
+    def training_step_backward(self, loss):
+        loss.backward()
+
+
 class CacheLayer:
     """One layer's past keys and values (transformers' DynamicLayer's shape)."""
 
@@ -46,4 +64,4 @@ _FILE = os.path.join(sysconfig.get_paths()["purelib"], _NAME, "__init__.py")
 _LIBRARY = sys.modules.setdefault(_NAME, types.ModuleType(_NAME))
 _LIBRARY.__file__ = _FILE
 exec(compile(_SOURCE, _FILE, "exec"), _LIBRARY.__dict__)
-Accelerator, DynamicCache = _LIBRARY.Accelerator, _LIBRARY.DynamicCache
+Accelerator, DynamicCache, Trainer = _LIBRARY.Accelerator, _LIBRARY.DynamicCache, _LIBRARY.Trainer
