@@ -255,7 +255,7 @@ def rank_candidates(view: GraphView, frames: list[Any], calls: list[Call],
         ranked.append((score, candidate, carrier))
     ranked.sort(key=lambda item: -item[0])
     ranked = _one_per_tensor(set_aside_copies(ranked, view, graph))
-    return library_pass(_upstream_first(ranked, view), view, graph, frames, Carrier)
+    return library_pass(_upstream_first(ranked, view), view, graph, frames, Carrier, _SHOWN)
 
 
 def _one_per_tensor(ranked: list[tuple[float, Candidate, Carrier]]) -> list:

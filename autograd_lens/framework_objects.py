@@ -65,10 +65,12 @@ def set_aside_copies(ranked: list[tuple], view: Any, graph: str) -> list[tuple]:
 
 
 def library_pass(ranked: list[tuple], view: Any, graph: str, frames: list[Any],
-                 carrier: type) -> list[tuple]:
+                 carrier: type, least: float) -> list[tuple]:
     """The ranked candidates as the libraries' objects change them: the library's copies set
-    aside, a state object's tensors named as the variable that holds it; when nothing is left,
-    an attribute of the program's bound again before a framework's backward (``carrier``: the
-    class of the carriers)."""
+    aside, a state object's tensors named as the variable that holds it; when none scores
+    ``least`` (none that the source brings into the step), an attribute of the program's bound
+    again before the backward comes first (``carrier``: the class of the carriers)."""
     ranked = held_by_variable(set_aside_copies(ranked, view, graph))
-    return ranked or rebound_carriers(view, frames, carrier)
+    if ranked and ranked[0][0] >= least:
+        return ranked
+    return rebound_carriers(view, frames, carrier) + ranked

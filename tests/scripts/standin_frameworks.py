@@ -37,6 +37,19 @@ class Trainer:
         loss.backward()
 
 
+class LightningModule(__import__("torch").nn.Module):
+    """Lightning's shape with manual optimization: the library calls training_step for each
+    batch, and manual_backward(loss) runs loss.backward() in the library's frames."""
+
+    def fit(self, batches, optimizer):
+        self.optimizer = optimizer
+        for index, batch in enumerate(batches):
+            self.training_step(batch, index)
+
+    def manual_backward(self, loss):
+        loss.backward()
+
+
 class CacheLayer:
     """One layer's past keys and values (transformers' DynamicLayer's shape)."""
 
@@ -65,3 +78,4 @@ _LIBRARY = sys.modules.setdefault(_NAME, types.ModuleType(_NAME))
 _LIBRARY.__file__ = _FILE
 exec(compile(_SOURCE, _FILE, "exec"), _LIBRARY.__dict__)
 Accelerator, DynamicCache, Trainer = _LIBRARY.Accelerator, _LIBRARY.DynamicCache, _LIBRARY.Trainer
+LightningModule = _LIBRARY.LightningModule
