@@ -29,5 +29,5 @@ torch.manual_seed(0)
 model = Model()
 batches = [(torch.randn(4, 3), torch.randn(4, 1)) for _ in range(4)]
 model.fit(batches, torch.optim.SGD(model.parameters(), lr=0.05))
-# page: 16_module_state_with_history
+# page: 05_rnn_hidden_state
 print("trained")
