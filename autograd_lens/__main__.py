@@ -16,6 +16,7 @@ import zipfile
 from typing import Any, NoReturn
 
 from .arrival import OnTorch
+from .launched import verify_refusal
 from .lifetime import Stopped, end_by_signal_at_exit, end_now, stopped_by_signals, watch_for_exit
 from .telling import CHILD_NOTE, Teller, from_a_child
 from .verify import (CallCounter, Rerun, announce, bound, describe, run_as_main, verdict,
@@ -46,7 +47,8 @@ the edit computes what you meant; a re-run that ends before the call that failed
 input) says it shows nothing. The second run repeats the program's side effects (files it
 writes, loggers, network calls) up to where it is stopped: use --verify only where that is
 harmless. Stopping the command (Ctrl-C, SIGTERM, SIGHUP) stops it too. The exit code stays the
-first run's."""
+first run's. Under torchrun (or another launcher that set RANK or LOCAL_RANK with WORLD_SIZE),
+--verify is refused before the program starts: a rank's re-run would wait for the other ranks'."""
 _EPILOG = """\
 examples:
   python -m autograd_lens train.py --epochs 3
@@ -193,6 +195,8 @@ def main(argv: list[str] | None = None) -> int:
     """Run the command; returns the exit code (a script's ``sys.exit`` passes through)."""
     own, target = _split(list(sys.argv[1:] if argv is None else argv))
     options = _parser().parse_args(own)
+    if options.verify and verify_refusal(os.environ):
+        _bad_use(verify_refusal(os.environ))
     if options.module is None:
         if not target:
             _bad_use(f"no script given; usage: {_USAGE}")

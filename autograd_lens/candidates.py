@@ -20,6 +20,7 @@ from typing import Any, Iterator
 import torch
 
 from .history import LIBRARY_DIRS
+from .library_objects import library_state
 from .reads import item_path
 
 # Files that are not the user's: the standard library, installed packages, PyTorch, this package.
@@ -83,9 +84,10 @@ def _explorable(value: Any) -> bool:
     name = type(value).__module__ or ""
     if name.startswith(_LIBRARY_STATE):
         return True
-    # The program's own classes (the script, its package, a notebook's cells), not a library's.
+    # The program's own classes (the script, its package, a notebook's cells), and a library's
+    # state object they reach (a cache of past keys and values).
     filename = getattr(sys.modules.get(name), "__file__", None) or ""
-    return not filename.startswith(NOT_USERS)
+    return not filename.startswith(NOT_USERS) or library_state(value)
 
 
 def _attributes(value: Any) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from typing import Any
 
 from .candidates import Candidate, find_candidates
 from .entry import Entry, Step, entry_of
+from .framework_objects import library_pass, set_aside_copies
 from .graph import breadth_first, children
 from .history import Call
 from .places import place
@@ -253,8 +254,8 @@ def rank_candidates(view: GraphView, frames: list[Any], calls: list[Call],
             score -= _ROOT  # the loss being backwarded: named only when nothing upstream is
         ranked.append((score, candidate, carrier))
     ranked.sort(key=lambda item: -item[0])
-    ranked = _one_per_tensor(ranked)
-    return _upstream_first(ranked, view)
+    ranked = _one_per_tensor(set_aside_copies(ranked, view, graph))
+    return library_pass(_upstream_first(ranked, view), view, graph, frames, Carrier, _SHOWN)
 
 
 def _one_per_tensor(ranked: list[tuple[float, Candidate, Carrier]]) -> list:

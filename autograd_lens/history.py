@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import sys
+import sysconfig
 from collections import deque
 from typing import Any, NamedTuple
 
@@ -27,6 +28,10 @@ import torch.utils.checkpoint
 from .graph import breadth_first
 
 LIBRARY_DIRS = (os.path.dirname(torch.__file__) + os.sep, os.path.dirname(os.path.abspath(__file__)) + os.sep)
+# A call is recorded at the user's line that made it: past the frames of installed libraries too,
+# so that a framework's wrapper (accelerator.backward(loss)) is recorded where the user called it.
+_CALLERS_SKIP = LIBRARY_DIRS + tuple(
+    {os.path.join(sysconfig.get_paths()[k], "") for k in ("purelib", "platlib")})
 _PLAIN = (torch.Tensor, torch.nn.Parameter)  # not the fake tensors of a compiler's tracing
 _LEAF_SEQUENCE = 2 ** 63  # AccumulateGrad nodes carry the largest number: never "old"
 
@@ -88,7 +93,7 @@ def make_call(roots: Any, retained: bool, kind: str, inputs: Any = None) -> Call
         refs = tuple(t.grad_fn._sequence_nr() for t in tensors)
         number = max(refs)
     frame = sys._getframe(1)  # user_frame(2), written out: this runs on every call
-    while frame is not None and frame.f_code.co_filename.startswith(LIBRARY_DIRS):
+    while frame is not None and frame.f_code.co_filename.startswith(_CALLERS_SKIP):
         frame = frame.f_back
     if frame is None:
         where = ("", 0, 0)

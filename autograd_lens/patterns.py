@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import rules, rules_inplace, rules_state
+from .edit_types import fits
+from .state_objects import state_fix
 from .rules import Case, Fix, Rule
 
 
@@ -71,9 +73,11 @@ class Pattern:
         if self.rule is None:
             return []
         try:
-            return self.rule(Case(tuple(carriers), failed))
+            fixes = self.rule(Case(tuple(carriers), failed))
         except (ValueError, IndexError, AttributeError, TypeError):
             return []  # a source the rule does not understand: no edit rather than a guess
+        fixes = state_fix(carriers) or fixes  # the variable holds a library's state object
+        return [fix for fix in fixes if fits(fix, carriers)]  # no call of a missing method
 
 
 _NO_RETAIN = ("run the forward pass again after optimizer.step() and before the second backward; "

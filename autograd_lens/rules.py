@@ -18,10 +18,11 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from .backward_calls import NAMES, backward_subject
 from .edits import Edit, Plan, Source, path_of, targets
 from .source_writes import steps_between
 
-BACKWARD = ("backward",)
+BACKWARD = NAMES  # loss.backward(), and the frameworks' wrappers around it
 GRAD = ("grad",)
 
 
@@ -113,9 +114,10 @@ def failed_call(case: Case) -> tuple[Source, ast.stmt, ast.Call] | None:
 
 
 def receiver(call: ast.Call) -> str | None:
-    """``loss`` in ``loss.backward()``."""
-    return path_of(call.func.value) if isinstance(call.func, ast.Attribute) and \
-        call.func.attr == "backward" else None
+    """``loss`` in ``loss.backward()``, and in a framework's ``accelerator.backward(loss)``
+    (see :mod:`autograd_lens.backward_calls`)."""
+    subject = backward_subject(call)
+    return path_of(subject) if subject is not None else None
 
 
 def earlier_call(source: Source, statement: ast.stmt, names: tuple[str, ...]) \

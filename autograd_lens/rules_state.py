@@ -10,6 +10,7 @@ import ast
 from typing import Any
 
 from .edits import Plan, Source, path_of, targets
+from .backward_calls import backward_subject
 from .rules import BACKWARD, Case, Fix, detach_lines, failed_call, one_fix, receiver, recompute, \
     top_carrier, sum_losses, with_helper
 
@@ -128,12 +129,12 @@ def total_as_number(case: Case) -> list[Fix]:
     plan.replace_span(term, f"{source.segment(term)}.item()" if simple
                       else f"({source.segment(term)}).item()")
     backwards = [call for statement, call in source.calls(source.scope_at(carrier.line), BACKWARD)
-                 if isinstance(call.func, ast.Attribute) and statement.lineno > store.lineno
-                 and source.reads(call.func.value, carrier.name)]
+                 if statement.lineno > store.lineno and backward_subject(call) is not None
+                 and source.reads(backward_subject(call), carrier.name)]
     if not backwards or path_of(term) is None:
         return []  # the total's backward is not in sight (a helper's), or the loss has no name
-    for call in backwards:  # (total / n).backward(): (loss / n).backward()
-        for read in source.reads(call.func.value, carrier.name):
+    for call in backwards:  # (total / n).backward(), accelerator.backward(total): the loss's
+        for read in source.reads(backward_subject(call), carrier.name):
             plan.replace_span(read, path_of(term))
     return one_fix("each step's backward goes through that step's loss alone; the running total "
                 "is a number, kept for logging", plan)

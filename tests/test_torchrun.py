@@ -5,7 +5,8 @@ state `h` is carried from one batch into the next (tests/scripts/ddp_hidden_stat
 rank runs the command, so every rank whose backward fails prints its own traceback and diagnosis
 to its own stderr; torchrun then ends the job and stops (SIGTERM) the ranks still running. The
 test reads each rank's stderr from torchrun's log files (`--redirects 3 --log-dir`), and torchrun's
-failure summary for how each rank ended. The fixed script (`--fixed`: `h` detached at the start of
+failure summary for how each rank ended. With `--verify`, every rank refuses at once (exit code
+2, one line saying why) instead of re-running a rank on its own. The fixed script (`--fixed`: `h` detached at the start of
 each batch) trains on both ranks, and the command adds nothing to their output.
 
 Everything stays on the loopback (`--standalone`, GLOO_SOCKET_IFNAME=lo), so it runs offline.
@@ -43,7 +44,7 @@ def enters_line() -> int:
     raise AssertionError(f"{SCRIPT.name} has no '# enters: h' comment")
 
 
-def torchrun(folder: Path, *script_args: str) -> tuple[subprocess.CompletedProcess, dict[int, str]]:
+def torchrun(folder: Path, *script_args: str, own: tuple[str, ...] = ()) -> tuple[subprocess.CompletedProcess, dict[int, str]]:
     """Run the script under `torchrun ... -m autograd_lens` in ``folder``; its result, and each
     local rank's stdout then stderr (one text, stderr last: where a shutdown abort's line is the
     last line written) as torchrun logged them."""
@@ -53,7 +54,7 @@ def torchrun(folder: Path, *script_args: str) -> tuple[subprocess.CompletedProce
     env.update(GLOO_SOCKET_IFNAME="lo", OMP_NUM_THREADS="1")
     command = [sys.executable, "-m", "torch.distributed.run", "--standalone",
                f"--nproc_per_node={RANKS}", "--redirects", "3", "--log-dir", "logs",
-               "--monitor-interval", "1", "-m", "autograd_lens", "train.py", *script_args]
+               "--monitor-interval", "1", "-m", "autograd_lens", *own, "train.py", *script_args]
     result = subprocess.run(command, cwd=folder, env=env, capture_output=True, text=True,
                             timeout=300)
     logs = {}
@@ -67,10 +68,11 @@ def torchrun(folder: Path, *script_args: str) -> tuple[subprocess.CompletedProce
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory) -> dict[str, tuple[subprocess.CompletedProcess, dict[int, str]]]:
     work = tmp_path_factory.mktemp("torchrun")
-    with ThreadPoolExecutor(2) as pool:
+    with ThreadPoolExecutor(3) as pool:
         failing = pool.submit(torchrun, work / "failing")
         fixed = pool.submit(torchrun, work / "fixed", "--fixed")
-        return {"failing": failing.result(), "fixed": fixed.result()}
+        verify = pool.submit(torchrun, work / "verify", own=("--verify",))
+        return {"failing": failing.result(), "fixed": fixed.result(), "verify": verify.result()}
 
 
 def exit_codes(summary: str) -> dict[int, int]:
@@ -144,3 +146,47 @@ def test_fixed_script_trains_on_every_rank_and_the_command_adds_nothing(runs):
             continue
         assert ended(codes.get(rank, 0), log, normal=0), (rank, log, result.stderr[-3000:])
         assert re.search(rf"^rank {rank}: trained, loss \d+\.\d+$", log, re.MULTILINE), (rank, log)
+
+
+REFUSAL = re.compile(r"^python -m autograd_lens: error: --verify cannot run under torchrun or "
+                     r"another distributed launcher \((RANK|LOCAL_RANK) is set\): .*; run "
+                     r"without --verify \(every rank is still diagnosed\)$")
+
+
+def test_verify_is_refused_at_once_on_every_rank(runs):
+    """`--verify` re-runs the program in a second process; a rank's re-run would wait in the job's
+    process group for the others'. Each rank refuses before the program starts: exit code 2 and
+    one line on stderr, nothing else (no traceback, no training, no hang)."""
+    result, logs = runs["verify"]
+    codes = exit_codes(result.stderr)
+    assert result.returncode != 0
+    for rank, log in logs.items():
+        if codes.get(rank) == -15:   # torchrun stopped it after the other rank's exit 2
+            assert log == "" or REFUSAL.match(log.rstrip()), (rank, log)
+            continue
+        assert codes.get(rank) == 2, (rank, result.stderr[-3000:])
+        assert REFUSAL.match(log.rstrip()), (rank, log)
+
+
+@pytest.mark.parametrize("variables", [{"TORCHELASTIC_RUN_ID": "j", "RANK": "0"},
+                                       {"RANK": "1", "WORLD_SIZE": "2"},
+                                       {"LOCAL_RANK": "0", "WORLD_SIZE": "4"}])
+def test_verify_refused_where_a_launcher_set_the_rank(tmp_path, variables):
+    """The same refusal for any launcher that sets the process-group variables, before the script
+    runs (exit_three.py would exit with 3)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
+    env.update(variables)
+    script = Path(__file__).parent / "scripts" / "exit_three.py"
+    result = subprocess.run([sys.executable, "-m", "autograd_lens", "--verify", str(script)],
+                            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    assert (result.returncode, result.stdout) == (2, ""), result
+    assert REFUSAL.match(result.stderr.rstrip()), result.stderr
+
+
+def test_without_verify_a_launcher_changes_nothing(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
+    env.update(RANK="0", WORLD_SIZE="2")
+    script = Path(__file__).parent / "scripts" / "exit_three.py"
+    result = subprocess.run([sys.executable, "-m", "autograd_lens", str(script)],
+                            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 3 and "autograd_lens" not in result.stderr, result

@@ -1,0 +1,41 @@
+"""Objects of installed libraries (PyTorch, the frameworks, the standard library), told apart
+from the program's own by the file that defines their class.
+
+>>> import collections, torch
+>>> library_class(collections.OrderedDict), library_class(torch.nn.Linear)
+(True, True)
+>>> library_state(torch.nn.Linear(1, 1))  # a module: its buffers are walked as a module's
+False
+"""
+
+from __future__ import annotations
+
+import sys
+import sysconfig
+from typing import Any
+
+import torch
+
+from .history import LIBRARY_DIRS
+
+LIBRARIES = tuple({sysconfig.get_paths()[k] for k in ("stdlib", "purelib", "platlib")}) + \
+    LIBRARY_DIRS
+# Libraries' objects whose own attributes are what the program reads (a distribution's lazily
+# cached logits): never taken for a copy the library keeps.
+_STATE_READ_BY_PROGRAMS = ("torch.distributions",)
+
+
+def library_class(kind: type) -> bool:
+    """Whether ``kind`` is defined in an installed library (or the standard library)."""
+    name = kind.__module__ or ""
+    filename = getattr(sys.modules.get(name), "__file__", None) or ""
+    return filename.startswith(LIBRARIES) and not name.startswith(_STATE_READ_BY_PROGRAMS)
+
+
+def library_state(value: Any) -> bool:
+    """Whether ``value`` is an object of an installed library (not a module, whose buffers and
+    submodules are walked already) whose attributes may hold tensors: a cache of past keys and
+    values, a framework's state object. The carrier search looks into it when the program's
+    frames reach it."""
+    return not isinstance(value, (torch.nn.Module, type)) and library_class(type(value)) and \
+        bool(getattr(value, "__dict__", None))
