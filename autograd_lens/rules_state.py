@@ -11,7 +11,7 @@ from typing import Any
 
 from .edits import Plan, Source, path_of, targets
 from .backward_calls import backward_subject
-from .rules import BACKWARD, Case, Fix, detach_lines, failed_call, one_fix, receiver, recompute, \
+from .rules import BACKWARD, Case, Fix, detach_lines, failed_call, one_fix, recompute, \
     top_carrier, sum_losses, with_helper
 
 
