@@ -88,8 +88,11 @@ class Watch:
         again by the outer backward when the error reaches it: the outer explanation is kept
         when it names a carrier, else the inner one.
         """
-        if self._explained(error) or error_kind(error) is None:
-            return  # (the same error, passing through an outer wrapper)
+        if error_kind(error) is None:
+            return
+        # Every call here is a new error: a nested backward's reaches the outer one as the
+        # outer's call (below), never twice. (Not matched by id(): a caught and dropped error's
+        # address, and its message, can be the next error's.)
         thread = self._state()
         nested = thread.depth > 1
         frames = user_frames()

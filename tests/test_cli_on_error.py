@@ -70,3 +70,28 @@ def test_the_commands_watch_keeps_no_tensor_alive_and_leaves_the_error_as_it_is(
     assert caught.value.args == expected.value.args  # the message is not changed
     assert watch.explains(caught.value) and watch.finding.carriers[0].name == "loss"
     assert torch.autograd.backward.__module__ == "torch.autograd"  # restored
+
+
+def test_a_second_error_where_the_freed_first_one_lived_is_explained_too(monkeypatch):
+    """CPython gives a new object the address of one just freed: the error a program caught and
+    dropped, and the next one, can have the same id() and the same message. The next one is a
+    new failure, explained from its own graph (made certain here by giving every object one id)."""
+    from autograd_lens import watch as watch_module
+    from autograd_lens.watch import Watch
+
+    monkeypatch.setattr(watch_module, "id", lambda anything: 1, raising=False)
+    w = torch.ones(3, requires_grad=True)
+    with Watch() as watch:
+        probe = (w * w).sum()
+        probe.backward()
+        try:
+            probe.backward()
+        except RuntimeError:
+            pass  # the program's smoke test: caught and dropped
+        first = watch.finding
+        assert first is not None and first.carriers[0].name == "probe"
+        loss = w.exp().sum()
+        loss.backward()
+        with pytest.raises(RuntimeError):
+            loss.backward()
+    assert watch.finding is not first and watch.finding.carriers[0].name == "loss"
