@@ -143,12 +143,27 @@ class Source:
                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and
                 node.name in called for _, call in self.calls(node, names)]
 
+    def as_written(self, statement: ast.stmt, path: str) -> str | None:
+        """``path`` as ``statement`` reads it: itself, or, for an entry named by the key it had
+        at run time (``states["north"]``), the one read that names the key by a variable
+        (``states[name]``); else ``path`` itself."""
+        if self.reads(statement, path) or not path.endswith("]"):
+            return path
+        container = path[:path.index("[")]
+        found = {self.segment(n) for n in _walk_scope(statement)
+                 if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Load)
+                 and isinstance(n.slice, ast.Name) and _same(path_of(n.value) or "", container)}
+        return found.pop() if len(found) == 1 else path
+
     def may_be_none(self, path: str) -> bool:
-        """Whether the program assigns None to ``path`` anywhere, or takes it as a parameter
-        whose default is None."""
+        """Whether the program assigns None to ``path`` anywhere (for ``states[name]``, fills
+        the container with None), or takes it as a parameter whose default is None."""
+        container = path[:path.index("[")] if "[" in path else None
         for node in ast.walk(self.tree):
             for target, value in _pairs(node):
                 if _same(target, path) and isinstance(value, ast.Constant) and value.value is None:
+                    return True
+                if container and _same(target, container) and _holds_none(value):
                     return True
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 args = node.args.args + node.args.kwonlyargs
@@ -158,6 +173,24 @@ class Source:
                     if arg.arg == path and isinstance(default, ast.Constant) and default.value is None:
                         return True
         return False
+
+
+def _holds_none(value: ast.expr | None) -> bool:
+    """A container built with None entries: ``{k: None for k in ...}``, ``[None] * n``,
+    ``dict.fromkeys(keys)``, a literal with a None in it."""
+    none = lambda node: isinstance(node, ast.Constant) and node.value is None  # noqa: E731
+    if isinstance(value, ast.DictComp):
+        return none(value.value)
+    if isinstance(value, (ast.ListComp, ast.SetComp)):
+        return none(value.elt)
+    if isinstance(value, ast.Dict):
+        return any(none(v) for v in value.values)
+    if isinstance(value, (ast.List, ast.Tuple)):
+        return any(none(v) for v in value.elts)
+    if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Mult):
+        return _holds_none(value.left) or _holds_none(value.right)
+    return isinstance(value, ast.Call) and getattr(value.func, "attr", None) == "fromkeys" \
+        and len(value.args) == 1
 
 
 def _pairs(node: ast.AST) -> Iterator[tuple[str, ast.expr | None]]:

@@ -22,9 +22,10 @@ def detach_state(case: Case) -> list[Fix]:
     statement = source.statement_at(carrier.line) if source else None
     if statement is None:
         return []
-    at = _before_fill(source, carrier.name, statement)
+    path = source.as_written(statement, carrier.name)  # states["north"] read as states[name]
+    at = _before_fill(source, path, statement)
     indent = source.indent(at.lineno)
-    lines = detach_lines(source, carrier.name, carrier.form, indent)
+    lines = detach_lines(source, path, carrier.form, indent)
     for other in case.carriers[1:]:
         if (other.file, other.line) == (carrier.file, carrier.line) and \
                 other.name != carrier.name and source.reads(statement, other.name) and \

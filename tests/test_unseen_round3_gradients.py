@@ -199,6 +199,27 @@ def ref_penalty() -> dict:
     return {"net.0.weight": params["0.weight"], "net.2.weight": params["2.weight"]}
 
 
+def ref_per_key() -> dict:
+    """Each speaker's state passed on as a value without its graph (a GRU cell's missing state
+    is zeros), each turn's loss backwarded alone."""
+    torch.manual_seed(0)
+    speakers = ["ana", "ben"]
+    cell, head = nn.GRUCell(2, 4), nn.Linear(4, 1)
+    turns = {who: torch.randn(3, 5, 2) for who in speakers}
+    params = list(cell.parameters()) + list(head.parameters())
+    state = {who: torch.zeros(5, 4) for who in speakers}
+    for turn in range(3):
+        for who in speakers:
+            out = cell(turns[who][turn], state[who])
+            state[who] = out.detach()
+            grads = torch.autograd.grad(head(out).pow(2).mean(), params)
+            with torch.no_grad():
+                for p, g in zip(params, grads):
+                    p -= 0.1 * g
+    return {"cell.weight_ih": cell.weight_ih, "cell.weight_hh": cell.weight_hh,
+            "head.weight": head.weight}
+
+
 HEALTHY = """import torch
 x = torch.randn(4, 2, requires_grad=True)
 y = torch.sin(x).sum()
@@ -243,7 +264,8 @@ REFERENCES = {"u3_cache_filled_once_two_tensors.py": ref_cache,
               "u3_total_in_dict_entry.py": ref_total,
               "u3_inplace_div_in_returned_forward.py": ref_div,
               "u3_inplace_torch_relu_in_helper.py": ref_relu,
-              "u3_inplace_slice_write_in_loop.py": ref_unroll}
+              "u3_inplace_slice_write_in_loop.py": ref_unroll,
+              "u3_state_per_key_in_dict.py": ref_per_key}
 
 
 def edited_run(name: str, folder: Path, choice: int = 0) -> dict:
