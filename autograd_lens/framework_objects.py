@@ -26,8 +26,8 @@ def library_internal(candidate: Candidate) -> bool:
     DDP's list of copied buffers: not a buffer the module registered (a BatchNorm's running mean
     is the model's), not a library's state object that the program holds and hands back to it
     (a transformers cache), not a variable or an attribute of the program's own classes."""
-    owner = candidate.owner
-    if not isinstance(owner, torch.nn.Module) or not library_class(type(owner)):
+    owner = candidate.owner  # its __class__, not type(): a weakref.proxy's type is weakref's
+    if not isinstance(owner, torch.nn.Module) or not library_class(owner.__class__):
         return False  # a library's state object the program holds (a cache) is its own state
     if isinstance(owner, torch.nn.Module) and any(
             buffer is candidate.tensor for buffer in owner._buffers.values()):
@@ -45,7 +45,7 @@ def _copied_by_user(item: tuple, users: list[tuple], view: Any) -> bool:
 def _true_why(carrier: Any, owner: Any, graph: str) -> Any:
     return dataclasses.replace(
         carrier, outside_loop=False,
-        why=f"is kept by the library inside {type(owner).__name__}'s own state (no line of "
+        why=f"is kept by the library inside {owner.__class__.__name__}'s own state (no line of "
             f"your program assigns it there) and holds {graph}")
 
 

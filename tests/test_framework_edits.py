@@ -246,3 +246,22 @@ def test_the_cache_edit_trains_as_a_cache_detached_by_hand(tmp_path):
         opt.step()
     for mine, theirs in zip(space["model"].parameters(), model.parameters()):
         torch.testing.assert_close(mine, theirs, rtol=0, atol=1e-6)
+
+
+def test_the_programs_module_reached_through_a_weak_proxy_is_the_programs():
+    """A framework may hold the program's module through ``weakref.proxy`` (Lightning's loops
+    do): the proxy's type is the standard library's, but the module, and the attribute the
+    program assigns on it, are the program's own, never "kept by the library"."""
+    import weakref
+
+    from autograd_lens.candidates import Candidate
+    from autograd_lens.framework_objects import library_internal
+
+    class Model(torch.nn.Module):  # a class of the program's
+        pass
+
+    model = Model()
+    hidden = torch.ones(2, requires_grad=True) * 2
+    for owner in (model, weakref.proxy(model)):
+        assert not library_internal(Candidate(0, "self.hidden", hidden, "attribute", owner,
+                                              "tensor"))
