@@ -143,7 +143,7 @@ class Source:
                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and
                 node.name in called for _, call in self.calls(node, names)]
 
-    def as_written(self, statement: ast.stmt, path: str) -> str | None:
+    def as_written(self, statement: ast.stmt, path: str) -> str:
         """``path`` as ``statement`` reads it: itself, or, for an entry named by the key it had
         at run time (``states["north"]``), the one read that names the key by a variable
         (``states[name]``); else ``path`` itself."""

@@ -21,6 +21,7 @@ from .library_objects import library_class
 from .rebound import rebound_carriers
 from .state_objects import held_by_variable
 
+
 def library_internal(candidate: Candidate) -> bool:
     """Whether the candidate sits in a library module's own attribute (or an entry of one), as
     DDP's list of copied buffers: not a buffer the module registered (a BatchNorm's running mean
@@ -29,10 +30,7 @@ def library_internal(candidate: Candidate) -> bool:
     owner = candidate.owner  # its __class__, not type(): a weakref.proxy's type is weakref's
     if not isinstance(owner, torch.nn.Module) or not library_class(owner.__class__):
         return False  # a library's state object the program holds (a cache) is its own state
-    if isinstance(owner, torch.nn.Module) and any(
-            buffer is candidate.tensor for buffer in owner._buffers.values()):
-        return False
-    return True
+    return not any(buffer is candidate.tensor for buffer in owner._buffers.values())
 
 
 def _copied_by_user(item: tuple, users: list[tuple], view: Any) -> bool:
@@ -61,7 +59,6 @@ def set_aside_copies(ranked: list[tuple], view: Any, graph: str) -> list[tuple]:
             if library_internal(found) and not _copied_by_user((score, found, carrier), users,
                                                                view)]
     return users + kept
-
 
 
 def library_pass(ranked: list[tuple], view: Any, graph: str, frames: list[Any],
