@@ -77,7 +77,10 @@ def test_the_rerun_is_stopped_at_its_bound(tmp_path):
     edit = Edit(str(script), 9, lines[8], (lines[8] + "  # edited",))
     started = time.monotonic()
     verified = verify([edit], None, [str(script)], calls_before=1, seconds=3)
-    assert time.monotonic() - started < 30  # not the minute the edited copy sleeps
+    # Not the ten minutes the edited copy sleeps. The margin is wide on purpose: the time also
+    # holds the re-run's start (importing torch), slow on a busy machine: at 30 s this check
+    # failed once with 18 processes running on 2 cores.
+    assert time.monotonic() - started < 300
     assert verified == {"ran": False, "backward_calls": 0,
                         "error": "stopped after 3 s, the bound on the run"}
     assert verdict(verified, 1) == "not_run"

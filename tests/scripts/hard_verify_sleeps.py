@@ -1,4 +1,4 @@
-"""Backward twice through one graph; a run from an edited copy sleeps for a minute between."""
+"""Backward twice through one graph; a run from an edited copy sleeps for ten minutes between."""
 import sys
 import time
 
@@ -8,5 +8,5 @@ w = torch.ones(3, requires_grad=True)
 loss = (w * w).sum()
 loss.backward()
 if "autograd_lens_verify_" in sys._getframe().f_code.co_filename:
-    time.sleep(60)
+    time.sleep(600)
 loss.backward()
