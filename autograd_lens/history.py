@@ -77,9 +77,11 @@ def user_frame(depth: int = 1) -> Any:
     return frame
 
 
-def make_call(roots: Any, retained: bool, kind: str, inputs: Any = None) -> Call | None:
+def make_call(roots: Any, retained: bool, kind: str, inputs: Any = None,
+              cells: dict[str, int] | None = None) -> Call | None:
     """The record of a call that just finished (None when nothing in it had a graph, or when
-    PyTorch made it itself while tracing, as ``torch.compile`` does, on tensors of its own)."""
+    PyTorch made it itself while tracing, as ``torch.compile`` does, on tensors of its own).
+    ``cells``: in a notebook, the number of each cell's latest run, by the cell's file."""
     if type(roots) in _PLAIN:  # the usual loss.backward(): the short way
         node = roots.grad_fn
         if node is None:
@@ -93,19 +95,27 @@ def make_call(roots: Any, retained: bool, kind: str, inputs: Any = None) -> Call
         refs = tuple(t.grad_fn._sequence_nr() for t in tensors)
         number = max(refs)
     frame = sys._getframe(1)  # user_frame(2), written out: this runs on every call
-    while frame is not None and frame.f_code.co_filename.startswith(_CALLERS_SKIP):
+    while frame is not None:
+        name = frame.f_code.co_filename
+        skipped = _SKIPPED.get(name)
+        if skipped is None:
+            skipped = _SKIPPED[name] = name.startswith(_CALLERS_SKIP)
+        if not skipped:
+            break
         frame = frame.f_back
     if frame is None:
-        where = ("", 0, 0)
+        where, cell = ("", 0, 0), 0
     else:
         code = frame.f_code
         where = (code.co_filename, code.co_firstlineno, frame.f_lineno)
+        cell = cells.get(code.co_filename, 0) if cells is not None else 0
     on_parameters = kind == "grad" and all(
         isinstance(t, torch.nn.Parameter) for t in as_tensors(inputs))
     # tuple.__new__: a NamedTuple's own __new__ costs a few microseconds more
-    return _new_tuple(Call, (refs, number, bool(retained), kind, where, on_parameters, 0))
+    return _new_tuple(Call, (refs, number, bool(retained), kind, where, on_parameters, cell))
 
 
+_SKIPPED: dict[str, bool] = {}  # by file: whether a call is recorded past its frames
 _new_tuple = tuple.__new__
 
 
