@@ -78,10 +78,14 @@ def user_frame(depth: int = 1) -> Any:
 
 
 def make_call(roots: Any, retained: bool, kind: str, inputs: Any = None,
-              cells: dict[str, int] | None = None) -> Call | None:
-    """The record of a call that just finished (None when nothing in it had a graph, or when
-    PyTorch made it itself while tracing, as ``torch.compile`` does, on tensors of its own).
-    ``cells``: in a notebook, the number of each cell's latest run, by the cell's file."""
+              cells: dict[str, int] | None = None, depth: int = 1) -> tuple | None:
+    """The record of a call that just finished, as a plain tuple of a :class:`Call`'s fields
+    (``Call._make`` makes it a Call; a NamedTuple costs a microsecond more to build, on every
+    call); None when nothing in it had a graph, or when PyTorch made it itself while tracing,
+    as ``torch.compile`` does, on tensors of its own.
+    ``cells``: in a notebook, the number of each cell's latest run, by the cell's file.
+    ``depth``: how far up from here the user's frame can be (the frames between are passed
+    over unread: Python builds a frame object only for a frame that is read)."""
     if type(roots) in _PLAIN:  # the usual loss.backward(): the short way
         node = roots.grad_fn
         if node is None:
@@ -94,7 +98,10 @@ def make_call(roots: Any, retained: bool, kind: str, inputs: Any = None,
             return None
         refs = tuple(t.grad_fn._sequence_nr() for t in tensors)
         number = max(refs)
-    frame = sys._getframe(1)  # user_frame(2), written out: this runs on every call
+    try:  # user_frame(depth + 1), written out: this runs on every call
+        frame = sys._getframe(depth)
+    except ValueError:  # called from outside any Python frame
+        frame = None
     while frame is not None:
         name = frame.f_code.co_filename
         skipped = _SKIPPED.get(name)
@@ -111,14 +118,10 @@ def make_call(roots: Any, retained: bool, kind: str, inputs: Any = None,
         cell = cells.get(code.co_filename, 0) if cells is not None else 0
     on_parameters = kind == "grad" and all(
         isinstance(t, torch.nn.Parameter) for t in as_tensors(inputs))
-    # tuple.__new__: a NamedTuple's own __new__ costs a few microseconds more
-    return _new_tuple(Call, (refs, number, bool(retained), kind, where, on_parameters, cell))
+    return refs, number, bool(retained), kind, where, on_parameters, cell
 
 
 _SKIPPED: dict[str, bool] = {}  # by file: whether a call is recorded past its frames
-_new_tuple = tuple.__new__
-
-
 def newest_number() -> int:
     """The sequence number the newest node of this thread has now (every node made from now on
     has a larger one); very large when no node can be made (inference mode)."""
@@ -152,15 +155,20 @@ class History:
     (each as the range of sequence numbers its nodes got: ``(after, up to)``)."""
 
     def __init__(self, size: int = 8) -> None:
-        self.calls: deque[Call] = deque(maxlen=size)
+        self.records: deque[tuple] = deque(maxlen=size)  # as make_call gives them
         self.regions: deque[tuple[int, int]] = deque(maxlen=64)
 
-    def add(self, call: Call | None) -> None:
+    @property
+    def calls(self) -> list[Call]:
+        """The calls, oldest first."""
+        return [Call._make(record) for record in self.records]
+
+    def add(self, call: tuple | None) -> None:
         if call is not None:
-            self.calls.append(call)
+            self.records.append(call)
 
     def clear(self) -> None:
-        self.calls.clear()
+        self.records.clear()
         self.regions.clear()
 
 
@@ -171,7 +179,7 @@ last: :func:`~autograd_lens.diagnose` reads the calls recorded there."""
 
 def recorded_calls() -> list[Call]:
     """The calls recorded by the newest active history, oldest first (empty when none)."""
-    return list(ACTIVE[-1].calls) if ACTIVE else []
+    return ACTIVE[-1].calls if ACTIVE else []
 
 
 _PROBE = torch.zeros((), requires_grad=True)

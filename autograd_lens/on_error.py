@@ -78,7 +78,7 @@ class diagnose_on_error(contextlib.ContextDecorator):
         return self.suspects() if callable(self.suspects) else self.suspects
 
     def _wrap(self, original: Callable) -> Callable:
-        guard, state, calls, cells = self, _state, self.history.calls, self._cells
+        guard, state, records, cells = self, _state, self.history.records, self._cells
 
         @functools.wraps(original)
         def wrapper(outputs, *args, **kwargs):
@@ -102,11 +102,11 @@ class diagnose_on_error(contextlib.ContextDecorator):
             call = make_call(outputs[0] if len(outputs) == 1 else outputs,
                              args[1] or args[2] if len(args) > 2 else False,
                              "grad" if grad else "backward",
-                             args[3] if grad and len(args) > 3 else None, cells)
+                             args[3] if grad and len(args) > 3 else None, cells, _TO_USER)
             if call is not None:
-                calls.append(call)
-                if call.sequence > guard._mark:
-                    guard._mark = call.sequence
+                records.append(call)
+                if call[1] > guard._mark:  # its sequence
+                    guard._mark = call[1]
             return result
         return wrapper
 
@@ -128,8 +128,8 @@ class diagnose_on_error(contextlib.ContextDecorator):
         except Exception:  # noqa: BLE001 - never let the record break the call
             call = None
         if call is not None:
-            self._failures.append((call, -1 if first is None else first))
-            self._mark = max(self._mark, call.sequence)
+            self._failures.append((Call._make(call), -1 if first is None else first))
+            self._mark = max(self._mark, call[1])
 
     def _diagnosed(self, kind: str, retained: bool, outputs: tuple, args: tuple,
                    kwargs: dict) -> tuple[Any, int | None]:
@@ -164,7 +164,7 @@ class diagnose_on_error(contextlib.ContextDecorator):
             for item in (report.frontier if report is not None else ()):
                 old.update(n for n in breadth_first([item.node]) if not hasattr(n, "variable"))
             frames = user_frames()
-            finding = explain(error, root, list(self.history.calls), frames,
+            finding = explain(error, root, self.history.calls, frames,
                               old=old if old else None, nested=not old,
                               regions=list(self.history.regions))
             edit = _edit(finding, frames[0] if frames else None)
@@ -209,6 +209,10 @@ def _edit(finding: Any, frame: Any) -> str:
     text = edit_text(finding.pattern.fixes(finding.carriers, where), finding.pattern)
     return "\n\n" + text.rstrip("\n") if text else ""
 
+
+# From make_call, called by the wrapper: the wrapper, then torch.autograd.backward (or grad),
+# which alone calls the engine's function; the user's frame is above them.
+_TO_USER = 3
 
 _extension_guard: diagnose_on_error | None = None
 
