@@ -80,9 +80,10 @@ def user_frame(depth: int = 1) -> Any:
 def make_call(roots: Any, retained: bool, kind: str, inputs: Any = None,
               cells: dict[str, int] | None = None, depth: int = 1) -> tuple | None:
     """The record of a call that just finished, as a plain tuple of a :class:`Call`'s fields
-    (``Call._make`` makes it a Call; a NamedTuple costs a microsecond more to build, on every
-    call); None when nothing in it had a graph, or when PyTorch made it itself while tracing,
-    as ``torch.compile`` does, on tensors of its own.
+    but its place, which is the code and the offset in it (:func:`as_call` makes it a Call:
+    this runs on every call, and a NamedTuple costs a microsecond more to build); None when
+    nothing in it had a graph, or when PyTorch made it itself while tracing, as
+    ``torch.compile`` does, on tensors of its own.
     ``cells``: in a notebook, the number of each cell's latest run, by the cell's file.
     ``depth``: how far up from here the user's frame can be (the frames between are passed
     over unread: Python builds a frame object only for a frame that is read)."""
@@ -112,13 +113,30 @@ def make_call(roots: Any, retained: bool, kind: str, inputs: Any = None,
         frame = frame.f_back
     if frame is None:
         where, cell = ("", 0, 0), 0
-    else:
-        code = frame.f_code
-        where = (code.co_filename, code.co_firstlineno, frame.f_lineno)
+    else:  # the code and the offset in it: its line is read only when the record is
+        code = frame.f_code  # (f_lineno reads the code's line table from its start)
+        where = (code, frame.f_lasti)
         cell = cells.get(code.co_filename, 0) if cells is not None else 0
     on_parameters = kind == "grad" and all(
         isinstance(t, torch.nn.Parameter) for t in as_tensors(inputs))
     return refs, number, bool(retained), kind, where, on_parameters, cell
+
+
+def as_call(record: tuple) -> Call:
+    """A record that :func:`make_call` made, as a :class:`Call`."""
+    where = record[4]
+    if len(where) == 2:
+        code, offset = where
+        where = (code.co_filename, code.co_firstlineno, _line(code, offset))
+    return Call._make(record[:4] + (where,) + record[5:])
+
+
+def _line(code: Any, offset: int) -> int:
+    """The line of the instruction at ``offset`` in ``code`` (what a frame's f_lineno says)."""
+    for start, end, line in code.co_lines():
+        if start <= offset < end and line is not None:
+            return line
+    return code.co_firstlineno
 
 
 _SKIPPED: dict[str, bool] = {}  # by file: whether a call is recorded past its frames
@@ -161,7 +179,7 @@ class History:
     @property
     def calls(self) -> list[Call]:
         """The calls, oldest first."""
-        return [Call._make(record) for record in self.records]
+        return [as_call(record) for record in self.records]
 
     def add(self, call: tuple | None) -> None:
         if call is not None:

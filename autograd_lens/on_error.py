@@ -21,8 +21,8 @@ from .after_failure import Failure
 from .diagnose import diagnose_after_failure
 from .errors import error_kind
 from .graph import breadth_first
-from .history import (Call, History, make_call, newest_number, reaches_before, start_recording,
-                      stop_recording)
+from .history import (Call, History, as_call, make_call, newest_number, reaches_before,
+                      start_recording, stop_recording)
 from .places import cell_numbers
 from .situation import _known as known_nodes  # alive nodes, where an earlier root would be
 from .situation import explain
@@ -128,7 +128,7 @@ class diagnose_on_error(contextlib.ContextDecorator):
         except Exception:  # noqa: BLE001 - never let the record break the call
             call = None
         if call is not None:
-            self._failures.append((Call._make(call), -1 if first is None else first))
+            self._failures.append((as_call(call), -1 if first is None else first))
             self._mark = max(self._mark, call[1])
 
     def _diagnosed(self, kind: str, retained: bool, outputs: tuple, args: tuple,

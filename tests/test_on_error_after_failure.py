@@ -157,3 +157,23 @@ def test_a_call_that_works_reads_nothing_of_its_graph(monkeypatch):
         with pytest.raises(RuntimeError, match="backward will FAIL"):
             (features * w).sum().backward()
     assert reads  # the failing call's graph was read
+
+
+def test_each_call_is_recorded_at_the_line_that_made_it():
+    """The place is kept as the code and the offset in it, and read as a line later."""
+    w = torch.randn(3, requires_grad=True)
+
+    def steps():
+        (w * w).sum().backward()
+        torch.autograd.grad((w * 3).sum(), [w])
+        for _ in range(2):
+            x = w.exp()
+            loss = (x * x).sum()
+            loss.backward()
+
+    first = steps.__code__.co_firstlineno
+    with al.diagnose_on_error() as guard:
+        steps()
+    where = [call.where for call in guard.history.calls]
+    assert where == [(__file__, first, first + line) for line in (1, 2, 6, 6)]
+    assert [call.kind for call in guard.history.calls] == ["backward", "grad", "backward", "backward"]
