@@ -140,6 +140,8 @@ def _line(code: Any, offset: int) -> int:
 
 
 _SKIPPED: dict[str, bool] = {}  # by file: whether a call is recorded past its frames
+
+
 def newest_number() -> int:
     """The sequence number the newest node of this thread has now (every node made from now on
     has a larger one); very large when no node can be made (inference mode)."""
@@ -153,8 +155,7 @@ def newest_number() -> int:
 def reaches_before(tensors: tuple, mark: int) -> bool:
     """Whether the graph of ``tensors`` (the tuple torch's engine gets) holds a node numbered
     ``mark`` or less: made before the node numbered ``mark`` was. It walks the whole graph when
-    it holds none (a graph made since: the usual step), and runs on every call: written for a
-    small graph to cost a microsecond or two."""
+    it holds none (a graph made since)."""
     stack = [t.grad_fn for t in tensors]
     seen = set()
     while stack:

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from collections import deque
 import sys
 import threading
+from collections import deque
 from typing import Any, Callable
 
 import torch
