@@ -16,7 +16,11 @@ this call); none numbered below it did, and those are read exactly as they were 
 The failing node is the highest-numbered node that was stale before the call: one whose saved
 tensor was modified in place (backward never modifies one), or a freed one that an earlier
 call went through (as :mod:`autograd_lens.history` records them) or that was made before the
-guard started (whose past is not known; the guard counts it as freed earlier).
+guard started (whose past is not known; the guard counts it as freed earlier). An earlier call
+whose root is no longer alive (``criterion(out, y).backward()``) is taken to have gone through
+every node numbered up to its root: a node made before that root but outside its graph, which
+the failing call then ran, counts as freed earlier. The prediction :func:`diagnose` makes
+before the call has no such limit.
 """
 
 from __future__ import annotations
