@@ -26,6 +26,7 @@ import torch
 from torch.autograd.graph import Node
 
 from ._inputs import backward_inputs, graph_roots
+from .after_failure import Failure, freed_now
 from .graph import (SavedSlot, breadth_first, children, is_custom_function, node_name, stale_slots,
                     without_gc)
 from .report import PATTERNS, FrontierNode, Pattern, Report, SourceLine, Suspect
@@ -193,6 +194,23 @@ def diagnose(root: Any, suspects: Any = None, *, inputs: Any = None, grad: bool 
     >>> diagnose((h.detach() * 3 * w).sum()).ok
     True
     """
+    return _report(root, suspects, inputs, grad, None)[0]
+
+
+@without_gc
+def diagnose_after_failure(root: Any, failure: Failure, suspects: Any = None, *,
+                           inputs: Any = None, grad: bool = False) -> tuple[Report, int | None]:
+    """:func:`diagnose`'s report of a backward that has just failed, as it would have been made
+    before the call: the saved tensors the call freed itself read as alive (see
+    :mod:`autograd_lens.after_failure`); and the number of the node it failed at (None when
+    nothing in the graph is stale)."""
+    return _report(root, suspects, inputs, grad, failure)
+
+
+def _report(root: Any, suspects: Any, inputs: Any, grad: bool,
+            failure: Failure | None) -> tuple[Report, int | None]:
+    """The report, read from the graph as it is now, or (with ``failure``) as it was before the
+    call that failed; and the number of the node the call failed at."""
     roots = graph_roots(root)
     wanted = None if inputs is None else backward_inputs(inputs)
     if not isinstance(grad, bool):
@@ -218,6 +236,11 @@ def diagnose(root: Any, suspects: Any = None, *, inputs: Any = None, grad: bool 
             stale_nodes[node] = stale
         if opaque:
             hidden.append(node)
+    first = None
+    if failure is not None and stale_nodes:
+        first, freed = freed_now(stale_nodes, order, failure)
+        for node in freed:
+            del stale_nodes[node]
 
     # Breadth-first from the roots through the executed nodes, stopping at stale nodes: those
     # are the frontier.
@@ -253,4 +276,4 @@ def diagnose(root: Any, suspects: Any = None, *, inputs: Any = None, grad: bool 
         nodes_checked=len(executed),
         anomaly=any(f.source is not None for f in frontier_items),
         hidden=tuple(node_name(n) for n in hidden),
-    )
+    ), first

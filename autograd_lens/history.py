@@ -77,9 +77,16 @@ def user_frame(depth: int = 1) -> Any:
     return frame
 
 
-def make_call(roots: Any, retained: bool, kind: str, inputs: Any = None) -> Call | None:
-    """The record of a call that just finished (None when nothing in it had a graph, or when
-    PyTorch made it itself while tracing, as ``torch.compile`` does, on tensors of its own)."""
+def make_call(roots: Any, retained: bool, kind: str, inputs: Any = None,
+              cells: dict[str, int] | None = None, depth: int = 1) -> tuple | None:
+    """The record of a call that just finished, as a plain tuple of a :class:`Call`'s fields
+    but its place, which is the code and the offset in it (:func:`as_call` makes it a Call:
+    this runs on every call, and a NamedTuple costs a microsecond more to build); None when
+    nothing in it had a graph, or when PyTorch made it itself while tracing, as
+    ``torch.compile`` does, on tensors of its own.
+    ``cells``: in a notebook, the number of each cell's latest run, by the cell's file.
+    ``depth``: how far up from here the user's frame can be (the frames between are passed
+    over unread: Python builds a frame object only for a frame that is read)."""
     if type(roots) in _PLAIN:  # the usual loss.backward(): the short way
         node = roots.grad_fn
         if node is None:
@@ -92,21 +99,47 @@ def make_call(roots: Any, retained: bool, kind: str, inputs: Any = None) -> Call
             return None
         refs = tuple(t.grad_fn._sequence_nr() for t in tensors)
         number = max(refs)
-    frame = sys._getframe(1)  # user_frame(2), written out: this runs on every call
-    while frame is not None and frame.f_code.co_filename.startswith(_CALLERS_SKIP):
+    try:  # user_frame(depth + 1), written out: this runs on every call
+        frame = sys._getframe(depth)
+    except ValueError:  # called from outside any Python frame
+        frame = None
+    while frame is not None:
+        name = frame.f_code.co_filename
+        skipped = _SKIPPED.get(name)
+        if skipped is None:
+            skipped = _SKIPPED[name] = name.startswith(_CALLERS_SKIP)
+        if not skipped:
+            break
         frame = frame.f_back
     if frame is None:
-        where = ("", 0, 0)
-    else:
-        code = frame.f_code
-        where = (code.co_filename, code.co_firstlineno, frame.f_lineno)
+        where, cell = ("", 0, 0), 0
+    else:  # the code and the offset in it: its line is read only when the record is
+        code = frame.f_code  # (f_lineno reads the code's line table from its start)
+        where = (code, frame.f_lasti)
+        cell = cells.get(code.co_filename, 0) if cells is not None else 0
     on_parameters = kind == "grad" and all(
         isinstance(t, torch.nn.Parameter) for t in as_tensors(inputs))
-    # tuple.__new__: a NamedTuple's own __new__ costs a few microseconds more
-    return _new_tuple(Call, (refs, number, bool(retained), kind, where, on_parameters, 0))
+    return refs, number, bool(retained), kind, where, on_parameters, cell
 
 
-_new_tuple = tuple.__new__
+def as_call(record: tuple) -> Call:
+    """A record that :func:`make_call` made, as a :class:`Call`."""
+    where = record[4]
+    if len(where) == 2:
+        code, offset = where
+        where = (code.co_filename, code.co_firstlineno, _line(code, offset))
+    return Call._make(record[:4] + (where,) + record[5:])
+
+
+def _line(code: Any, offset: int) -> int:
+    """The line of the instruction at ``offset`` in ``code`` (what a frame's f_lineno says)."""
+    for start, end, line in code.co_lines():
+        if start <= offset < end and line is not None:
+            return line
+    return code.co_firstlineno
+
+
+_SKIPPED: dict[str, bool] = {}  # by file: whether a call is recorded past its frames
 
 
 def newest_number() -> int:
@@ -122,8 +155,7 @@ def newest_number() -> int:
 def reaches_before(tensors: tuple, mark: int) -> bool:
     """Whether the graph of ``tensors`` (the tuple torch's engine gets) holds a node numbered
     ``mark`` or less: made before the node numbered ``mark`` was. It walks the whole graph when
-    it holds none (a graph made since: the usual step), and runs on every call: written for a
-    small graph to cost a microsecond or two."""
+    it holds none (a graph made since)."""
     stack = [t.grad_fn for t in tensors]
     seen = set()
     while stack:
@@ -142,15 +174,20 @@ class History:
     (each as the range of sequence numbers its nodes got: ``(after, up to)``)."""
 
     def __init__(self, size: int = 8) -> None:
-        self.calls: deque[Call] = deque(maxlen=size)
+        self.records: deque[tuple] = deque(maxlen=size)  # as make_call gives them
         self.regions: deque[tuple[int, int]] = deque(maxlen=64)
 
-    def add(self, call: Call | None) -> None:
+    @property
+    def calls(self) -> list[Call]:
+        """The calls, oldest first."""
+        return [as_call(record) for record in self.records]
+
+    def add(self, call: tuple | None) -> None:
         if call is not None:
-            self.calls.append(call)
+            self.records.append(call)
 
     def clear(self) -> None:
-        self.calls.clear()
+        self.records.clear()
         self.regions.clear()
 
 
@@ -161,7 +198,7 @@ last: :func:`~autograd_lens.diagnose` reads the calls recorded there."""
 
 def recorded_calls() -> list[Call]:
     """The calls recorded by the newest active history, oldest first (empty when none)."""
-    return list(ACTIVE[-1].calls) if ACTIVE else []
+    return ACTIVE[-1].calls if ACTIVE else []
 
 
 _PROBE = torch.zeros((), requires_grad=True)

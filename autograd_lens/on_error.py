@@ -12,16 +12,19 @@ import contextlib
 import functools
 import sys
 import threading
+from collections import deque
 from typing import Any, Callable
 
 import torch
 
-from .diagnose import diagnose
+from .after_failure import Failure
+from .diagnose import diagnose_after_failure
 from .errors import error_kind
 from .graph import breadth_first
-from .history import (Call, History, make_call, newest_number, reaches_before, start_recording,
-                      stop_recording)
+from .history import (Call, History, as_call, make_call, newest_number, reaches_before,
+                      start_recording, stop_recording)
 from .places import cell_numbers
+from .situation import _known as known_nodes  # alive nodes, where an earlier root would be
 from .situation import explain
 from .telling import edit_text
 from .unseen import leave_unseen
@@ -35,15 +38,14 @@ class diagnose_on_error(contextlib.ContextDecorator):
     """Add the diagnosis to the freed-graph (or in-place) error when backward fails.
 
     While active, every call of ``Tensor.backward``, ``torch.autograd.backward`` and
-    ``torch.autograd.grad`` whose graph holds a node made before the latest backward (or before
-    the guard started) is diagnosed first (a walk of the graph, cheaper than the backward
-    itself; the report is kept only until the call returns); a graph made since is only looked
-    over, in a few microseconds (sequence numbers). If the call then raises the
-    freed-graph or the in-place error, the diagnosis is appended to the error's message, with the
-    variables of your code that carry the old graph in (ranked as ``autograd_lens.carriers``
-    says). Nothing else changes, and everything is
-    restored on exit. Use it as a context manager around a
-    training step or as a decorator on the step function.
+    ``torch.autograd.grad`` is recorded (a few microseconds; nothing of its graph is read). If a
+    call raises the freed-graph or the in-place error, its graph is read then, as it was before
+    the call (the saved tensors the failing call freed itself, before it reached the stale
+    node, are told apart by sequence numbers: see ``autograd_lens.after_failure``), and the
+    diagnosis is appended to the error's message, with the variables of your code that carry
+    the old graph in (ranked as ``autograd_lens.carriers`` says). Nothing else changes, and
+    everything is restored on exit. Use it as a context manager around a training step or as
+    a decorator on the step function.
 
     Args:
         suspects: as in :func:`diagnose`; or a function of no arguments that returns them, called
@@ -68,77 +70,92 @@ class diagnose_on_error(contextlib.ContextDecorator):
         # Nodes numbered up to this may have been gone through by a backward: those made
         # before the guard started, and those of the graphs the recorded calls went through.
         self._mark = -1
+        self._start = -1  # nodes numbered up to this were made before the guard first started
+        self._failures: deque[tuple[Call, int]] = deque(maxlen=8)  # failed calls, see _failed
         self._cells: dict[str, int] | None = None  # in a notebook: each cell's file, its number
 
     def _suspects(self) -> Any:
         return self.suspects() if callable(self.suspects) else self.suspects
 
     def _wrap(self, original: Callable) -> Callable:
-        guard, state = self, _state
+        guard, state, records, cells = self, _state, self.history.records, self._cells
 
         @functools.wraps(original)
         def wrapper(outputs, *args, **kwargs):
             # torch's own call: (outputs, gradients, retain_graph, create_graph, inputs, ...,
             # accumulate_grad=True for backward, False for autograd.grad)
-            report, nested = None, getattr(state, "busy", False)
+            nested = getattr(state, "busy", False)
             state.busy = True
             try:
-                if nested:  # a backward run by a backward: the outer call says it all
-                    return original(outputs, *args, **kwargs)
-                if reaches_before(outputs, guard._mark):
-                    report = guard._diagnosed(outputs, args, kwargs)
                 result = original(outputs, *args, **kwargs)
-            except RuntimeError as error:
+            except BaseException as error:
                 if not nested:
-                    guard._failed(error, outputs, report)
+                    guard._failed(error, outputs, args, kwargs)
                 leave_unseen(sys._getframe())  # the traceback shows the user's frames only
-                raise
-            except BaseException:
-                leave_unseen(sys._getframe())
                 raise
             finally:
                 state.busy = nested
-            guard._record(outputs, args, kwargs)
+            if nested:  # a backward run by a backward: the outer call says it all
+                return result
+            # The call that worked, recorded: the nodes it went through are now old.
+            grad = kwargs.get("accumulate_grad", True) is False
+            call = make_call(outputs[0] if len(outputs) == 1 else outputs,
+                             args[1] or args[2] if len(args) > 2 else False,
+                             "grad" if grad else "backward",
+                             args[3] if grad and len(args) > 3 else None, cells, _TO_USER)
+            if call is not None:
+                records.append(call)
+                if call[1] > guard._mark:  # its sequence
+                    guard._mark = call[1]
             return result
         return wrapper
 
-    def _diagnosed(self, outputs: tuple, args: tuple, kwargs: dict) -> Any:
-        """The report of a graph that may hold a node an earlier backward went through, made
-        before the call (None if it cannot be made)."""
+    def _failed(self, error: BaseException, outputs: tuple, args: tuple, kwargs: dict) -> None:
+        """A freed-graph (or in-place) error gets the diagnosis; any other goes on as it is. The
+        nodes the call ran are old from now on, whatever it raised."""
+        kind = error_kind(error) if isinstance(error, RuntimeError) else None
+        retained = bool(args[1]) if len(args) > 1 else False
+        first = None
+        if kind is not None:
+            report, first = self._diagnosed(kind, retained, outputs, args, kwargs)
+            # Quotes, not backticks, in an error message (tracebacks are often rendered by
+            # tools that treat backticks as markup).
+            text = self._with_carriers(error, outputs[0] if len(outputs) == 1 else outputs, report)
+            if text:
+                error.args = (f"{error}\n\n{text}",) + tuple(error.args[1:])
+        try:
+            call = make_call(outputs[0] if len(outputs) == 1 else outputs, retained, "backward")
+        except Exception:  # noqa: BLE001 - never let the record break the call
+            call = None
+        if call is not None:
+            self._failures.append((as_call(call), -1 if first is None else first))
+            self._mark = max(self._mark, call[1])
+
+    def _diagnosed(self, kind: str, retained: bool, outputs: tuple, args: tuple,
+                   kwargs: dict) -> tuple[Any, int | None]:
+        """The report of the graph as it was before the failing call (None when no node of it
+        was made before the latest backward, or when it cannot be made), and the number of the
+        node the call failed at."""
+        if not reaches_before(outputs, self._mark):
+            return None, None
         grad = kwargs.get("accumulate_grad", True) is False
         inputs = (args[3] or None) if len(args) > 3 else None
+        root = outputs[0] if len(outputs) == 1 else outputs
         try:
-            return diagnose(outputs[0] if len(outputs) == 1 else outputs, self._suspects(),
-                            inputs=inputs, grad=grad)
+            frames = user_frames()
+            failure = Failure(kind, retained, self._mark, self._start,
+                              tuple((c, -1) for c in self.history.calls) + tuple(self._failures),
+                              known_nodes(breadth_first(t.grad_fn for t in outputs), frames))
+            frames = None
+            return diagnose_after_failure(root, failure, self._suspects(), inputs=inputs,
+                                          grad=grad)
         except Exception:  # noqa: BLE001 - never let the diagnosis break the call
-            return None
-
-    def _failed(self, error: RuntimeError, outputs: tuple, report: Any) -> None:
-        """A freed-graph (or in-place) error gets the diagnosis; any other goes on as it is."""
-        if error_kind(error) is None:
-            return
-        # Quotes, not backticks, in an error message (tracebacks are often rendered by tools
-        # that treat backticks as markup).
-        text = self._with_carriers(error, outputs[0] if len(outputs) == 1 else outputs, report)
-        if text:
-            error.args = (f"{error}\n\n{text}",) + tuple(error.args[1:])
-
-    def _record(self, outputs: tuple, args: tuple, kwargs: dict) -> None:
-        """Record the call that worked; the nodes it went through are now old."""
-        grad = kwargs.get("accumulate_grad", True) is False
-        call = make_call(outputs[0] if len(outputs) == 1 else outputs, args[1] or args[2] if len(args) > 2 else False,
-                         "grad" if grad else "backward",
-                         args[3] if grad and len(args) > 3 else None)
-        if call is not None:
-            number = self._cells.get(call.where[0]) if self._cells is not None else None
-            self.history.calls.append(call if number is None else call._replace(cell=number))
-            if call.sequence > self._mark:
-                self._mark = call.sequence
+            return None, None
 
     def _with_carriers(self, error: RuntimeError, root: Any, report: Any) -> str:
         """The report's text with the carriers named, and the pattern decided from the same
         evidence as the command's: the carriers, the graph (the old part found from the
-        report's frontier, read before the call, so exact) and the calls recorded here. Without
+        report's frontier, as it was before the call) and the calls recorded here. Without
         a report (the graph was made since the latest backward), or with nothing stale in it
         (a backward that another backward ran), it is explained from the recorded calls."""
         text = "" if report is None else str(report)
@@ -147,7 +164,7 @@ class diagnose_on_error(contextlib.ContextDecorator):
             for item in (report.frontier if report is not None else ()):
                 old.update(n for n in breadth_first([item.node]) if not hasattr(n, "variable"))
             frames = user_frames()
-            finding = explain(error, root, list(self.history.calls), frames,
+            finding = explain(error, root, self.history.calls, frames,
                               old=old if old else None, nested=not old,
                               regions=list(self.history.regions))
             edit = _edit(finding, frames[0] if frames else None)
@@ -168,11 +185,13 @@ class diagnose_on_error(contextlib.ContextDecorator):
         # (however the program imported them) run the engine, as the command's watch does.
         original = torch.autograd._engine_run_backward
         saved = [(torch.autograd, "_engine_run_backward", original)]
+        self._mark = max(self._mark, newest_number())
+        if self._start < 0:
+            self._start = self._mark
+        self._cells = cell_numbers()
         torch.autograd._engine_run_backward = self._wrap(original)
         saved += start_recording(self.history)
         self._saved.append(saved)
-        self._mark = max(self._mark, newest_number())
-        self._cells = cell_numbers()
         return self
 
     def __exit__(self, *exc_info) -> None:
@@ -190,6 +209,10 @@ def _edit(finding: Any, frame: Any) -> str:
     text = edit_text(finding.pattern.fixes(finding.carriers, where), finding.pattern)
     return "\n\n" + text.rstrip("\n") if text else ""
 
+
+# From make_call, called by the wrapper: the wrapper, then torch.autograd.backward (or grad),
+# which alone calls the engine's function; the user's frame is above them.
+_TO_USER = 3
 
 _extension_guard: diagnose_on_error | None = None
 

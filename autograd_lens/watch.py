@@ -97,7 +97,7 @@ class Watch:
         nested = thread.depth > 1
         frames = user_frames()
         try:
-            finding = explain(error, roots, list(thread.history.calls), frames,
+            finding = explain(error, roots, thread.history.calls, frames,
                               nested=nested or thread.inner is not None,
                               regions=list(thread.history.regions))
         except Exception:  # noqa: BLE001 - explaining must never add an error of its own
@@ -147,9 +147,10 @@ class Watch:
             call = make_call(outputs[0] if len(outputs) == 1 else outputs,
                              args[1] or args[2] if len(args) > 2 else False,
                              "grad" if grad else "backward",
-                             args[3] if grad and len(args) > 3 else None)
+                             args[3] if grad and len(args) > 3 else None,
+                             None, 3)  # the user is above this wrapper and torch's backward
             if call is not None:
-                state.history.calls.append(call)
+                state.history.records.append(call)
             return result
         return wrapper
 

@@ -636,8 +636,8 @@ def test_diagnose_on_error_adds_the_diagnosis_and_restores_everything():
     text = str(caught.value)
     assert al.is_freed_graph_error(caught.value)
     assert "backward will FAIL" in text and "'h' still carries the graph" in text
-    # Diagnosed before the failing call: after it, the nodes it ran would be freed too, and a
-    # diagnosis made then would blame this step's own MulBackward0.
+    # The failing call ran (and freed) this step's own MulBackward0 before it reached the stale
+    # node: the diagnosis, made after it, does not blame that node.
     assert "- TanhBackward0" in text and "MulBackward0" not in text
     assert (torch.Tensor.backward, torch.autograd.backward, torch.autograd.grad,
             torch.autograd._engine_run_backward) == originals
