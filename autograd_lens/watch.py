@@ -22,6 +22,7 @@ import torch
 from .errors import error_kind
 from .candidates import NOT_USERS
 from .history import History, make_call, start_recording, stop_recording, user_frame
+from .optimizer_steps import StepLog
 from .situation import Finding, explain
 from .unseen import leave_unseen
 
@@ -75,6 +76,7 @@ class Watch:
         # The main thread's history is the one diagnose() reads (see history.ACTIVE).
         self._main, self._others = _State(self.history), _OtherThreads()
         self._main_id = threading.main_thread().ident
+        self._steps = StepLog()  # optimizer steps: a weight's write named only if it ran
 
     def _state(self) -> _State:
         """This thread's state."""
@@ -99,7 +101,8 @@ class Watch:
         try:
             finding = explain(error, roots, list(thread.history.calls), frames,
                               nested=nested or thread.inner is not None,
-                              regions=list(thread.history.regions))
+                              regions=list(thread.history.regions),
+                              steps=list(self._steps.steps))
         except Exception:  # noqa: BLE001 - explaining must never add an error of its own
             finding = None
         if nested:
@@ -158,9 +161,11 @@ class Watch:
         self._saved.append((torch.autograd, "_engine_run_backward", original))
         torch.autograd._engine_run_backward = self._wrap(original)
         self._saved += start_recording(self.history)
+        self._steps.__enter__()
         return self
 
     def __exit__(self, *exc_info: Any) -> None:
+        self._steps.__exit__()
         stop_recording(self.history)
         while self._saved:
             owner, name, original = self._saved.pop()
