@@ -28,7 +28,7 @@ from .entry import Entry, Step, entry_of
 from .framework_objects import library_pass, set_aside_copies
 from .graph import breadth_first, children
 from .history import Call
-from .places import place
+from .old_graph import said as _graph
 from .writes import built_in_frame
 
 _RELATION = {"frontier": 8.0, "old": 6.0, "fresh": 4.0, "outside": 2.0}
@@ -148,22 +148,6 @@ class GraphView:
         return lower in breadth_first([upper], stop=lambda n: n in self.old or n is lower)
 
 
-def _earlier(call: Call | None) -> str:
-    if call is None:
-        return "an earlier backward"
-    what = "autograd.grad" if call.kind == "grad" else "backward"
-    return f"the {what} at {place(call.where[0], call.where[2], call.cell)}"
-
-
-def _graph(calls: list[Call], inplace: bool, write: Any) -> str:
-    """The old graph, said as what made it old: an earlier call, or an in-place write."""
-    if write is not None:
-        by = f"`{write.text}` at {write.where()}" if write.line else "an in-place write"
-        return f"a graph whose saved tensor {by} changed in place afterwards"
-    since = " (its saved tensors were modified in place since)" if inplace else ""
-    return f"a graph that {_earlier(calls[0] if calls else None)} already went through{since}"
-
-
 def _why(relation: str, entry: Entry, graph: str) -> str:
     if relation in ("frontier", "old"):
         return _why_old(entry, graph)
@@ -231,7 +215,7 @@ def rank_candidates(view: GraphView, frames: list[Any], calls: list[Call],
         return []
     latest = calls[0] if calls else None
     steps = [Step(frame, latest, index == 0) for index, frame in enumerate(frames)]
-    graph = _graph(calls, inplace, write)
+    graph = _graph(calls, inplace, write, frames[0])
     ranked, names = [], set()
     for candidate in find_candidates(frames, [s.read for s in steps]):
         node = candidate.tensor.grad_fn

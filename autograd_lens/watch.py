@@ -43,12 +43,16 @@ class _State:
     """What the watch keeps for one thread: sequence numbers, and so the calls recorded, are a
     thread's own, and so is the count of backward calls running."""
 
-    __slots__ = ("depth", "inner", "history")
+    __slots__ = ("depth", "inner", "history", "nested")
 
     def __init__(self, history: History) -> None:
         self.depth = 0  # backward calls running: more than one, a backward in a backward
         self.inner: Any = None  # a nested backward failed: its finding (False: none)
         self.history = history
+        # The calls that backward calls run by the running outermost one made (a reentrant
+        # checkpoint's, a custom Function's autograd.grad): earlier calls for a nested one that
+        # fails in the same outermost call, forgotten when it ends.
+        self.nested: list[Any] = []
 
 
 class _OtherThreads(threading.local):
@@ -98,8 +102,9 @@ class Watch:
         thread = self._state()
         nested = thread.depth > 1
         frames = user_frames()
+        calls = list(thread.history.calls) + (thread.nested if nested else [])
         try:
-            finding = explain(error, roots, list(thread.history.calls), frames,
+            finding = explain(error, roots, calls, frames,
                               nested=nested or thread.inner is not None,
                               regions=list(thread.history.regions),
                               steps=list(self._steps.steps))
@@ -135,6 +140,8 @@ class Watch:
             state = main if get_ident() == main_id else others.state
             depth = state.depth
             state.depth = depth + 1
+            if not depth and state.nested:
+                state.nested = []
             try:
                 result = original(outputs, *args, **kwargs)
             except RuntimeError as error:
@@ -143,16 +150,15 @@ class Watch:
                 raise
             finally:
                 state.depth = depth
-            if depth:  # run by another backward (a custom Function's, a checkpoint's)
-                return result
-            state.inner = None
+            if not depth:
+                state.inner = None
             grad = kwargs.get("accumulate_grad", True) is False
             call = make_call(outputs[0] if len(outputs) == 1 else outputs,
                              args[1] or args[2] if len(args) > 2 else False,
                              "grad" if grad else "backward",
                              args[3] if grad and len(args) > 3 else None)
-            if call is not None:
-                state.history.calls.append(call)
+            if call is not None:  # run by another backward: for the rest of that one only
+                (state.nested if depth else state.history.calls).append(call)
             return result
         return wrapper
 
