@@ -239,7 +239,22 @@ def rank_candidates(view: GraphView, frames: list[Any], calls: list[Call],
         ranked.append((score, candidate, carrier))
     ranked.sort(key=lambda item: -item[0])
     ranked = _one_per_tensor(set_aside_copies(ranked, view, graph))
-    return library_pass(_upstream_first(ranked, view), view, graph, frames, Carrier, _SHOWN)
+    ranked = library_pass(_upstream_first(ranked, view), view, graph, frames, Carrier, _SHOWN)
+    return ranked if write is not None else _where_graphs_meet(ranked, view)
+
+
+def _where_graphs_meet(ranked: list[tuple[float, Candidate, Carrier]],
+                       view: GraphView) -> list[tuple[float, Candidate, Carrier]]:
+    """When no name shows how the old graph comes in (it sat in a function's locals: a forward
+    that took a gradient returned a value computed from it), the tensor of this step whose node
+    takes an old node as its input, where this step's graph meets the old one, comes first."""
+    if not ranked or ranked[0][0] >= _SHOWN:
+        return ranked
+    for i, (_, found, carrier) in enumerate(ranked):
+        node = found.tensor.grad_fn
+        if carrier.kind == "carried" and view.distance.get(node) == 1 and node not in view.roots:
+            return [(_SHOWN, found, carrier)] + ranked[:i] + ranked[i + 1:]
+    return ranked
 
 
 def _one_per_tensor(ranked: list[tuple[float, Candidate, Carrier]]) -> list:

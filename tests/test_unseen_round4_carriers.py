@@ -2,8 +2,9 @@
 them: a bank of features that a plain object reaches deeper than the model does, features handed
 to a loss helper after the backward that went through them, a weight written in place under
 no_grad before the backward while the optimizer's step comes after it, an in-place op whose
-own output a node had saved, and a memory read inside reentrant checkpoints whose backward calls
-free it for each other.
+own output a node had saved, a memory read inside reentrant checkpoints whose backward calls
+free it for each other, and a forward that takes a gradient and returns a value computed from
+the graph that gradient freed.
 
 Each script says in comments what the command must name first (`# enters: NAME`, `# write:
 NAME`, on that line). No step that had not run may be said to have changed a weight. An edit
