@@ -203,19 +203,20 @@ def _upstream_first(ranked: list[tuple[float, Candidate, Carrier]],
     return ranked
 
 
-def rank_candidates(view: GraphView, frames: list[Any], calls: list[Call],
-                    inplace: bool = False, write: Any = None) -> list[tuple[float, Candidate, Carrier]]:
+def rank_candidates(view: GraphView, frames: list[Any], calls: list[Call], inplace: bool = False,
+                    write: Any = None, inside: Any = ()) -> list[tuple[float, Candidate, Carrier]]:
     """Every candidate with a graph that reaches an old node of ``view`` (this backward's
     graph), as (score, the candidate, the carrier it would be), best first.
 
     ``frames``: the user's frames at the moment of failure, innermost first; ``calls``: the
     earlier calls that explain the old nodes, newest first; ``inplace``: the error is the
-    in-place one (saved tensors modified since saved); ``write``: what modified them."""
+    in-place one (saved tensors modified since saved); ``write``: what modified them;
+    ``inside``: the calls that the failing backward's outermost call ran inside itself."""
     if not view.old or not frames:
         return []
     latest = calls[0] if calls else None
     steps = [Step(frame, latest, index == 0) for index, frame in enumerate(frames)]
-    graph = _graph(calls, inplace, write, frames[0])
+    graph = _graph(calls, inplace, write, inside)
     ranked, names = [], set()
     for candidate in find_candidates(frames, [s.read for s in steps]):
         node = candidate.tensor.grad_fn
@@ -240,15 +241,15 @@ def rank_candidates(view: GraphView, frames: list[Any], calls: list[Call],
     ranked.sort(key=lambda item: -item[0])
     ranked = _one_per_tensor(set_aside_copies(ranked, view, graph))
     ranked = library_pass(_upstream_first(ranked, view), view, graph, frames, Carrier, _SHOWN)
-    return ranked if write is not None else _where_graphs_meet(ranked, view)
+    return ranked if write is not None else _where_graphs_meet(ranked, view, frames, latest)
 
 
-def _where_graphs_meet(ranked: list[tuple[float, Candidate, Carrier]],
-                       view: GraphView) -> list[tuple[float, Candidate, Carrier]]:
-    """When no name shows how the old graph comes in (it sat in a function's locals: a forward
-    that took a gradient returned a value computed from it), the tensor of this step whose node
-    takes an old node as its input, where this step's graph meets the old one, comes first."""
-    if not ranked or ranked[0][0] >= _SHOWN:
+def _where_graphs_meet(ranked: list[tuple[float, Candidate, Carrier]], view: GraphView,
+                       frames: list[Any], latest: Call | None) -> list:
+    """When the earlier call was made in a function that has returned (a forward that took a
+    gradient) and no name shows how the old graph comes in: the tensor right above it first."""
+    if not ranked or ranked[0][0] >= _SHOWN or latest is None or any(latest.where[:2] == (
+            f.f_code.co_filename, f.f_code.co_firstlineno) for f in frames):
         return ranked
     for i, (_, found, carrier) in enumerate(ranked):
         node = found.tensor.grad_fn

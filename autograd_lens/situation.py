@@ -227,7 +227,8 @@ def _hidden(roots: list[torch.Tensor]) -> tuple[str, ...]:
 
 def explain(error: BaseException, roots: Any, calls: list[Call], frames: list[Any],
             old: set[Any] | None = None, nested: bool = False,
-            regions: list[tuple[int, int]] = (), steps: Any = None) -> Finding:
+            regions: list[tuple[int, int]] = (), steps: Any = None,
+            inside: Any = ()) -> Finding:
     """The diagnosis of ``error``, raised by a backward (or ``autograd.grad``) from ``roots``.
 
     Args:
@@ -242,6 +243,7 @@ def explain(error: BaseException, roots: Any, calls: list[Call], frames: list[An
         regions: checkpointed regions the program ran, as sequence-number ranges.
         steps: the optimizer steps recorded while it ran (None: not recorded; see
             :mod:`autograd_lens.optimizer_steps`).
+        inside: those of ``calls`` that the failing backward's outermost call ran inside itself.
     """
     tensors = [t for t in as_tensors(roots) if t.grad_fn is not None]
     root_nodes = [t.grad_fn for t in tensors]
@@ -262,7 +264,7 @@ def explain(error: BaseException, roots: Any, calls: list[Call], frames: list[An
         old = (old | found) & set(order)
         used = used or list(reversed(calls))
     view = GraphView(order, kids, old, root_nodes)
-    ranked = rank_candidates(view, frames, used, inplace, write)
+    ranked = rank_candidates(view, frames, used, inplace, write, inside)
     if write is not None:  # every name whose graph reaches the node: what the edit builds again
         write = dataclasses.replace(write, carrying=tuple(c.name for _, _, c in ranked),
                                     reached=reached_from(write, frames))

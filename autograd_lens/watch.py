@@ -107,7 +107,8 @@ class Watch:
             finding = explain(error, roots, calls, frames,
                               nested=nested or thread.inner is not None,
                               regions=list(thread.history.regions),
-                              steps=list(self._steps.steps))
+                              steps=list(self._steps.steps),
+                              inside=list(thread.nested) if nested else [])
         except Exception:  # noqa: BLE001 - explaining must never add an error of its own
             finding = None
         if nested:
