@@ -53,7 +53,7 @@ class Step:
         previous = None
         # The step starts after the newest earlier call when this frame's function made it:
         # the innermost one, or a caller that ran a backward and then called the function
-        # that failed (a loss helper handed the features the first backward went through).
+        # that failed (a loss function handed the features the first backward went through).
         if latest is not None and latest.where[:2] == (code.co_filename, code.co_firstlineno) \
                 and (innermost or latest.where[2] < frame.f_lineno):
             previous = latest.where[2]

@@ -142,7 +142,7 @@ def weight_op(module: str, frames: list[Any]) -> tuple | None:
     """Where the program writes a weight of ``module`` in place (``p.clamp_(-c, c)`` in a loop
     over ``critic.parameters()``, ``critic[0].weight.data.mul_(0.5)``): in the failing
     function, only before the failing line (a write further down has not run yet); in another
-    function of the program (a helper that clips), any. (file, line, function, text, the path
+    function of the program (a function that clips), any. (file, line, function, text, the path
     written)."""
     live = set()
     for filename, scope, line in _functions(frames):

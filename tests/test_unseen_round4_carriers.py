@@ -1,6 +1,6 @@
 """The command on programs of tests/scripts/u4_*.py, each failing on the command as it was before
 them: a bank of features that a plain object reaches deeper than the model does, features handed
-to a loss helper after the backward that went through them, a weight written in place under
+to a loss function after the backward that went through them, a weight written in place under
 no_grad before the backward while the optimizer's step comes after it, an in-place op whose
 own output a node had saved, a memory read inside reentrant checkpoints whose backward calls
 free it for each other, and a forward that takes a gradient and returns a value computed from
@@ -154,9 +154,9 @@ def value(space: dict, path: str) -> torch.Tensor:
 
 EDITS = [
     pytest.param("u4_inplace_sigmoid_on_saved_output.py", ref_sigmoid, id="sigmoid"),
-    # The detach the command prints here leaves the helper's loss without a graph: a known
+    # The detach the command prints here leaves the loss function's loss without a graph: a known
     # shortfall of the edit rules (the carrier is right), held strictly until they are fixed.
-    pytest.param("u4_feature_loss_helper_after_backward.py", ref_moments, id="moments",
+    pytest.param("u4_feature_loss_function_after_backward.py", ref_moments, id="moments",
                  marks=pytest.mark.xfail(strict=True, reason="the edit detaches the features")),
     # The detach of the memory runs clean but leaves the reference pass untrained.
     pytest.param("u4_memory_read_in_reentrant_checkpoint.py", ref_memory, id="memory",

@@ -1,4 +1,4 @@
-"""A generator step in two parts: the adversarial loss is backwarded, then a helper that
+"""A generator step in two parts: the adversarial loss is backwarded, then a function that
 backwards by itself matches the statistics of the discriminator's features of the fake batch,
 features whose graph the first backward went through."""
 import torch
