@@ -111,25 +111,33 @@ def _cached_parametrizations(module: torch.nn.Module) -> dict[str, Any]:
 
 
 class _Walker:
-    """Walks values; an object is entered once, a tensor or container under up to ``NAMES``
-    names (an alias, ``saved = self.saved_actions``, names the same list twice)."""
+    """Walks values; an object is entered once (again only when reached nearer to a name, so
+    that the depth limit counts its shortest path: a bank list of a block that one object
+    reaches through a controller, and the model itself through its submodules), a tensor or
+    container under up to ``NAMES`` names (an alias, ``saved = self.saved_actions``, names the
+    same list twice)."""
 
     NAMES = 3
 
     def __init__(self) -> None:
         self.seen: dict[int, int] = {}
+        self.depth: dict[int, int] = {}  # the least depth an object was entered at
 
-    def _visit(self, value: Any) -> bool:
+    def _visit(self, value: Any, depth: int = 0) -> bool:
         count = self.seen.get(id(value), 0)
         plain = isinstance(value, (torch.Tensor, list, tuple, dict))
-        if len(self.seen) > OBJECTS_LIMIT or count >= (self.NAMES if plain else 1):
+        if len(self.seen) > OBJECTS_LIMIT:
+            return False
+        if count >= (self.NAMES if plain else 1) and (
+                plain or depth >= self.depth.get(id(value), depth)):
             return False
         self.seen[id(value)] = count + 1
+        self.depth[id(value)] = min(depth, self.depth.get(id(value), depth))
         return True
 
     def value(self, index: int, path: str, value: Any, depth: int, origin: str, owner: Any,
               form: str, code: Any = None, container: Any = None) -> Iterator[Candidate]:
-        if not self._visit(value):
+        if not self._visit(value, depth):
             return
         if isinstance(value, torch.Tensor):
             if value.grad_fn is not None:

@@ -28,7 +28,7 @@ from .entry import Entry, Step, entry_of
 from .framework_objects import library_pass, set_aside_copies
 from .graph import breadth_first, children
 from .history import Call
-from .places import place
+from .old_graph import said as _graph
 from .writes import built_in_frame
 
 _RELATION = {"frontier": 8.0, "old": 6.0, "fresh": 4.0, "outside": 2.0}
@@ -148,22 +148,6 @@ class GraphView:
         return lower in breadth_first([upper], stop=lambda n: n in self.old or n is lower)
 
 
-def _earlier(call: Call | None) -> str:
-    if call is None:
-        return "an earlier backward"
-    what = "autograd.grad" if call.kind == "grad" else "backward"
-    return f"the {what} at {place(call.where[0], call.where[2], call.cell)}"
-
-
-def _graph(calls: list[Call], inplace: bool, write: Any) -> str:
-    """The old graph, said as what made it old: an earlier call, or an in-place write."""
-    if write is not None:
-        by = f"`{write.text}` at {write.where()}" if write.line else "an in-place write"
-        return f"a graph whose saved tensor {by} changed in place afterwards"
-    since = " (its saved tensors were modified in place since)" if inplace else ""
-    return f"a graph that {_earlier(calls[0] if calls else None)} already went through{since}"
-
-
 def _why(relation: str, entry: Entry, graph: str) -> str:
     if relation in ("frontier", "old"):
         return _why_old(entry, graph)
@@ -219,19 +203,20 @@ def _upstream_first(ranked: list[tuple[float, Candidate, Carrier]],
     return ranked
 
 
-def rank_candidates(view: GraphView, frames: list[Any], calls: list[Call],
-                    inplace: bool = False, write: Any = None) -> list[tuple[float, Candidate, Carrier]]:
+def rank_candidates(view: GraphView, frames: list[Any], calls: list[Call], inplace: bool = False,
+                    write: Any = None, inside: Any = ()) -> list[tuple[float, Candidate, Carrier]]:
     """Every candidate with a graph that reaches an old node of ``view`` (this backward's
     graph), as (score, the candidate, the carrier it would be), best first.
 
     ``frames``: the user's frames at the moment of failure, innermost first; ``calls``: the
     earlier calls that explain the old nodes, newest first; ``inplace``: the error is the
-    in-place one (saved tensors modified since saved); ``write``: what modified them."""
+    in-place one (saved tensors modified since saved); ``write``: what modified them;
+    ``inside``: the calls that the failing backward's outermost call ran inside itself."""
     if not view.old or not frames:
         return []
     latest = calls[0] if calls else None
     steps = [Step(frame, latest, index == 0) for index, frame in enumerate(frames)]
-    graph = _graph(calls, inplace, write)
+    graph = _graph(calls, inplace, write, inside)
     ranked, names = [], set()
     for candidate in find_candidates(frames, [s.read for s in steps]):
         node = candidate.tensor.grad_fn
@@ -255,7 +240,22 @@ def rank_candidates(view: GraphView, frames: list[Any], calls: list[Call],
         ranked.append((score, candidate, carrier))
     ranked.sort(key=lambda item: -item[0])
     ranked = _one_per_tensor(set_aside_copies(ranked, view, graph))
-    return library_pass(_upstream_first(ranked, view), view, graph, frames, Carrier, _SHOWN)
+    ranked = library_pass(_upstream_first(ranked, view), view, graph, frames, Carrier, _SHOWN)
+    return ranked if write is not None else _where_graphs_meet(ranked, view, frames, latest)
+
+
+def _where_graphs_meet(ranked: list[tuple[float, Candidate, Carrier]], view: GraphView,
+                       frames: list[Any], latest: Call | None) -> list:
+    """When the earlier call was made in a function that has returned (a forward that took a
+    gradient) and no name shows how the old graph comes in: the tensor right above it first."""
+    if not ranked or ranked[0][0] >= _SHOWN or latest is None or any(latest.where[:2] == (
+            f.f_code.co_filename, f.f_code.co_firstlineno) for f in frames):
+        return ranked
+    for i, (_, found, carrier) in enumerate(ranked):
+        node = found.tensor.grad_fn
+        if carrier.kind == "carried" and view.distance.get(node) == 1 and node not in view.roots:
+            return [(_SHOWN, found, carrier)] + ranked[:i] + ranked[i + 1:]
+    return ranked
 
 
 def _one_per_tensor(ranked: list[tuple[float, Candidate, Carrier]]) -> list:

@@ -17,8 +17,11 @@ import inspect
 from dataclasses import dataclass
 from typing import Any
 
+import torch
+
 from .candidates import NOT_USERS, Candidate
 from .history import Call
+from .library_objects import library_class
 from .reads import (Use, first_read, function_at, innermost_loop, overlaps, reads_of_attribute,
                     source_tree, step_uses, uses_of)
 
@@ -48,8 +51,11 @@ class Step:
         tree = source_tree(code.co_filename)
         scope = None if tree is None else function_at(tree, code.co_firstlineno, code.co_name)
         previous = None
-        if innermost and latest is not None and latest.where[:2] == (
-                code.co_filename, code.co_firstlineno):
+        # The step starts after the newest earlier call when this frame's function made it:
+        # the innermost one, or a caller that ran a backward and then called the function
+        # that failed (a loss function handed the features the first backward went through).
+        if latest is not None and latest.where[:2] == (code.co_filename, code.co_firstlineno) \
+                and (innermost or latest.where[2] < frame.f_lineno):
             previous = latest.where[2]
         self.uses: list[Use] = [] if scope is None else step_uses(scope, frame.f_lineno, previous)
         loop = None if scope is None else innermost_loop(scope, frame.f_lineno)
@@ -151,7 +157,9 @@ def _made_again(uses: list[Use], path: str, read: Use) -> bool:
     ``print(output)``), unlike ``out, h = rnn(x, h)`` or ``first = cell(x, state[0])`` then
     ``state = (first, ...)``, whose new value is made from the one read (directly, or through
     names assigned from it on the way)."""
-    later = [u for u in uses if u.store and u.path == path and u.line >= read.line]
+    last = uses[-1].line if uses else 0  # an assignment under an ``if`` that ended may not run
+    later = [u for u in uses if u.store and u.path == path and u.line >= read.line
+             and not (u.branch_end and u.branch_end < last)]
     if not later:
         return False
     made_from = {path}  # the paths whose values come from the one read, line by line
@@ -164,6 +172,15 @@ def _made_again(uses: list[Use], path: str, read: Use) -> bool:
         elif line == later[-1].line:
             return True
     return True
+
+
+def _read_by_library(candidate: Candidate) -> bool:
+    """Whether the candidate is an attribute of a library's module (a parametrized
+    ``lin.weight``): the library's own methods read it when the step calls the module, so it
+    enters where the step reads the module, never in a function of the program's that reads an
+    attribute of the same name."""
+    owner = candidate.owner
+    return isinstance(owner, torch.nn.Module) and library_class(owner.__class__)
 
 
 def entry_of(candidate: Candidate, steps: list[Step], old: bool = False) -> Entry:
@@ -194,12 +211,16 @@ def entry_of(candidate: Candidate, steps: list[Step], old: bool = False) -> Entr
     if before and held is not None and use is not None and held.line < use.line:
         # The object was used before the attribute is read (``attn(x)``, then
         # ``attn.cache_k``): its own method may bring the attribute in, as the step's graph is
-        # built, before this later read.
+        # built, before this later read. A library's module reads it in its own methods,
+        # when the step calls the module.
+        if _read_by_library(candidate):
+            return Entry("read_first", path, code.co_filename, held.line, code.co_name, update,
+                         outside, argument)
         other = _read_in_methods(candidate, [f.frame.f_code.co_filename for f in steps], old)
         if other is not None:
             return Entry("kept", other[0], other[1], other[2], other[3], update, outside,
                          argument)
-    if before and not deeper:
+    if before and (not deeper or _read_by_library(candidate)):
         return Entry("read_first", path, code.co_filename, use.line, code.co_name, update,
                      outside, argument)
     if "." in path:

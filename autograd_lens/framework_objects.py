@@ -30,7 +30,15 @@ def library_internal(candidate: Candidate) -> bool:
     owner = candidate.owner  # its __class__, not type(): a weakref.proxy's type is weakref's
     if not isinstance(owner, torch.nn.Module) or not library_class(owner.__class__):
         return False  # a library's state object the program holds (a cache) is its own state
+    if _parametrized(owner, candidate.path.rsplit(".", 1)[-1]):
+        return False  # the weight a parametrization computed (and caches) is the module's own
     return not any(buffer is candidate.tensor for buffer in owner._buffers.values())
+
+
+def _parametrized(module: torch.nn.Module, name: str) -> bool:
+    """Whether ``name`` is a parametrized tensor of ``module`` (``orthogonal(lin)``'s weight)."""
+    names = getattr(module, "parametrizations", None)
+    return names is not None and name in names
 
 
 def _copied_by_user(item: tuple, users: list[tuple], view: Any) -> bool:

@@ -35,8 +35,8 @@ def out_of_place(case: Case) -> list[Fix]:
     write = _write(case)
     source = Source.read(write.file) if write is not None and write.line else None
     statement = source.statement_at(write.line) if source else None
-    if statement is None or not write.name:
-        return []
+    if statement is None or not write.name or write.weight:
+        return []  # a weight written out of place, or in a copy, would stay as it was
     indent, name = source.indent(statement.lineno), write.name
     plan = Plan(source)
     if isinstance(statement, ast.AugAssign) and path_of(statement.target) == name and \

@@ -115,7 +115,8 @@ def written_lines(write: Write | None) -> list[str]:
     if write is None:
         return [lead]
     saved, now = write.versions
-    what = f"a weight of `{write.name}`" if write.weight and write.name else \
+    what = f"a weight, `{write.name}`" if write.weight and write.how == "op" and write.name \
+        else f"a weight of `{write.name}`" if write.weight and write.name else \
         "a weight" if write.weight else f"`{write.name}`" if write.name else "a tensor"
     lines = [lead, f"{write.node} saved {what} (slot {write.slot}) at version {saved}; it is "
                    f"at version {now} now."]
@@ -226,7 +227,8 @@ def _hidden(roots: list[torch.Tensor]) -> tuple[str, ...]:
 
 def explain(error: BaseException, roots: Any, calls: list[Call], frames: list[Any],
             old: set[Any] | None = None, nested: bool = False,
-            regions: list[tuple[int, int]] = ()) -> Finding:
+            regions: list[tuple[int, int]] = (), steps: Any = None,
+            inside: Any = ()) -> Finding:
     """The diagnosis of ``error``, raised by a backward (or ``autograd.grad``) from ``roots``.
 
     Args:
@@ -239,6 +241,9 @@ def explain(error: BaseException, roots: Any, calls: list[Call], frames: list[An
         nested: the error came from a backward that another backward ran (a custom
             Function's backward, a reentrant checkpoint).
         regions: checkpointed regions the program ran, as sequence-number ranges.
+        steps: the optimizer steps recorded while it ran (None: not recorded; see
+            :mod:`autograd_lens.optimizer_steps`).
+        inside: those of ``calls`` that the failing backward's outermost call ran inside itself.
     """
     tensors = [t for t in as_tensors(roots) if t.grad_fn is not None]
     root_nodes = [t.grad_fn for t in tensors]
@@ -247,7 +252,7 @@ def explain(error: BaseException, roots: Any, calls: list[Call], frames: list[An
     inplace = is_inplace_error(error)
     known = _known(order, frames)
     written = written_nodes(order) if inplace else []
-    write = find_write(error, written, frames, order) if written else None
+    write = find_write(error, written, frames, order, steps) if written else None
     if write is not None:  # the nodes that saved what was written: where the graphs meet
         old, used = {node for node, _ in written}, old_nodes(order, list(calls), True, known)[1]
     elif old is None:
@@ -259,7 +264,7 @@ def explain(error: BaseException, roots: Any, calls: list[Call], frames: list[An
         old = (old | found) & set(order)
         used = used or list(reversed(calls))
     view = GraphView(order, kids, old, root_nodes)
-    ranked = rank_candidates(view, frames, used, inplace, write)
+    ranked = rank_candidates(view, frames, used, inplace, write, inside)
     if write is not None:  # every name whose graph reaches the node: what the edit builds again
         write = dataclasses.replace(write, carrying=tuple(c.name for _, _, c in ranked),
                                     reached=reached_from(write, frames))

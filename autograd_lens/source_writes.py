@@ -121,6 +121,51 @@ def step_of(optimizer: str, frames: list[Any]) -> tuple | None:
     return _found(frames, steps)
 
 
+_PARAMETER_LISTS = ("parameters", "named_parameters")
+
+
+def _parameter_names(scope: ast.AST, module: str) -> set[str]:
+    """The loop variables of ``scope`` that run over a module's parameters: ``p`` in ``for p
+    in critic.parameters()`` (``module``: the module's name; empty: any module's)."""
+    names = set()
+    for node in ast.walk(scope):
+        call = node.iter if isinstance(node, (ast.For, ast.comprehension)) else None
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and \
+                call.func.attr in _PARAMETER_LISTS and \
+                (not module or path_of(call.func.value) == module):
+            target = node.target.elts[-1] if isinstance(node.target, ast.Tuple) else node.target
+            names |= {path_of(target) or ""} - {""}
+    return names
+
+
+def weight_op(module: str, frames: list[Any]) -> tuple | None:
+    """Where the program writes a weight of ``module`` in place (``p.clamp_(-c, c)`` in a loop
+    over ``critic.parameters()``, ``critic[0].weight.data.mul_(0.5)``): in the failing
+    function, only before the failing line (a write further down has not run yet); in another
+    function of the program (a function that clips), any. (file, line, function, text, the path
+    written)."""
+    live = set()
+    for filename, scope, line in _functions(frames):
+        if line:
+            live.add(id(scope))
+        elif id(scope) in live:
+            continue  # a failing function: looked at up to its failing line only
+        names = _parameter_names(scope, module if line else "")
+
+        def writes(statement: ast.stmt) -> str:
+            return next((p for p in _in_place(statement) if p.split(".")[0] in names or (
+                module and line and p.startswith((module + ".", module + "[")))), "")
+        hit = _last_before(scope, line, writes)
+        if hit is not None:
+            text = (ast.get_source_segment("".join(linecache.getlines(filename)), hit)
+                    or "").split("\n")[0]
+            written = writes(hit)
+            root = written.split(".")[0]
+            return filename, hit.lineno, getattr(scope, "name", "<module>"), text, \
+                root if root in names else written.removesuffix(".data")
+    return None
+
+
 def _found(frames: list[Any], wanted: Any) -> tuple | None:
     for filename, scope, line in _functions(frames):
         hit = _last_before(scope, line, wanted) or (_last_before(scope, 0, wanted) if line else None)

@@ -21,7 +21,8 @@ import torch
 
 from .errors import error_kind
 from .candidates import NOT_USERS
-from .history import History, make_call, start_recording, stop_recording, user_frame
+from .history import History, as_call, make_call, start_recording, stop_recording, user_frame
+from .optimizer_steps import StepLog
 from .situation import Finding, explain
 from .unseen import leave_unseen
 
@@ -42,12 +43,16 @@ class _State:
     """What the watch keeps for one thread: sequence numbers, and so the calls recorded, are a
     thread's own, and so is the count of backward calls running."""
 
-    __slots__ = ("depth", "inner", "history")
+    __slots__ = ("depth", "inner", "history", "nested")
 
     def __init__(self, history: History) -> None:
         self.depth = 0  # backward calls running: more than one, a backward in a backward
         self.inner: Any = None  # a nested backward failed: its finding (False: none)
         self.history = history
+        # The calls that backward calls run by the running outermost one made (a reentrant
+        # checkpoint's, a custom Function's autograd.grad): earlier calls for a nested one that
+        # fails in the same outermost call, forgotten when it ends.
+        self.nested: list[Any] = []
 
 
 class _OtherThreads(threading.local):
@@ -75,6 +80,7 @@ class Watch:
         # The main thread's history is the one diagnose() reads (see history.ACTIVE).
         self._main, self._others = _State(self.history), _OtherThreads()
         self._main_id = threading.main_thread().ident
+        self._steps = StepLog()  # optimizer steps: a weight's write named only if it ran
 
     def _state(self) -> _State:
         """This thread's state."""
@@ -96,10 +102,13 @@ class Watch:
         thread = self._state()
         nested = thread.depth > 1
         frames = user_frames()
+        calls = list(thread.history.calls) + (thread.nested if nested else [])
         try:
-            finding = explain(error, roots, thread.history.calls, frames,
+            finding = explain(error, roots, calls, frames,
                               nested=nested or thread.inner is not None,
-                              regions=list(thread.history.regions))
+                              regions=list(thread.history.regions),
+                              steps=list(self._steps.steps),
+                              inside=list(thread.nested) if nested else [])
         except Exception:  # noqa: BLE001 - explaining must never add an error of its own
             finding = None
         if nested:
@@ -132,6 +141,8 @@ class Watch:
             state = main if get_ident() == main_id else others.state
             depth = state.depth
             state.depth = depth + 1
+            if not depth and state.nested:
+                state.nested = []
             try:
                 result = original(outputs, *args, **kwargs)
             except RuntimeError as error:
@@ -140,17 +151,19 @@ class Watch:
                 raise
             finally:
                 state.depth = depth
-            if depth:  # run by another backward (a custom Function's, a checkpoint's)
-                return result
-            state.inner = None
+            if not depth:
+                state.inner = None
             grad = kwargs.get("accumulate_grad", True) is False
             call = make_call(outputs[0] if len(outputs) == 1 else outputs,
                              args[1] or args[2] if len(args) > 2 else False,
                              "grad" if grad else "backward",
                              args[3] if grad and len(args) > 3 else None,
                              None, 3)  # the user is above this wrapper and torch's backward
-            if call is not None:
-                state.history.records.append(call)
+            if call is not None:  # run by another backward: for the rest of that one only
+                if depth:
+                    state.nested.append(as_call(call))
+                else:
+                    state.history.records.append(call)
             return result
         return wrapper
 
@@ -159,9 +172,11 @@ class Watch:
         self._saved.append((torch.autograd, "_engine_run_backward", original))
         torch.autograd._engine_run_backward = self._wrap(original)
         self._saved += start_recording(self.history)
+        self._steps.__enter__()
         return self
 
     def __exit__(self, *exc_info: Any) -> None:
+        self._steps.__exit__()
         stop_recording(self.history)
         while self._saved:
             owner, name, original = self._saved.pop()

@@ -24,7 +24,8 @@ import torch
 
 from .graph import breadth_first, children, node_name, stale_slots
 from .places import place
-from .source_writes import built_before, op_on, op_recorded, step_of
+from .optimizer_steps import step_after
+from .source_writes import built_before, op_on, op_recorded, step_of, weight_op
 
 _MESSAGE = re.compile(r"\[(?P<kind>[\w.]+) \[(?P<shape>[\d, ]*)\]\](?:, which is output \d+ of "
                       r"(?P<op>\w+),)? is at version (?P<now>\d+); expected version "
@@ -165,21 +166,27 @@ def _writers(order: list[Any], op: str) -> set[str]:
     """The names (without their number) of the nodes that took, as their input, a tensor that
     a node named ``op`` made: where that tensor was written in place, one of these recorded the
     write (``h += x`` after ``h = sigmoid(...)``: ``AddBackward`` over ``SigmoidBackward0``; a
-    view's base written in place records a ``CopySlices``)."""
+    view's base written in place records a ``CopySlices``). When the message names the op
+    without ``Backward`` (``output 0 of Relu``), the tensor is the output of an in-place op
+    (``code.relu_()``), whose own node recorded the write."""
     made = {n for n in order if op and node_name(n).startswith(op) and
             node_name(n)[len(op):].rstrip("0123456789") in ("", "Backward")}
     found = {node_name(n).rstrip("0123456789") for n in order
              if any(c in made for c in children(n))}
     if op == "AsStrided":  # a view: a write into it, or into its base, is a CopySlices
         found |= {"CopySlices"} & {node_name(n) for n in order}
+    if op and not op.endswith("Backward"):  # "output 0 of Relu": the write itself (relu_())
+        found.add(op + "Backward")
     return found
 
 
 def find_write(error: BaseException, written: list[tuple[Any, str]],
-               frames: list[Any], order: list[Any] = ()) -> Write | None:
+               frames: list[Any], order: list[Any] = (), steps: Any = None) -> Write | None:
     """What changed the saved tensor of the in-place ``error``: its node, its name in the
     program, and the write's line (``written``: see :func:`written_nodes`; None when empty).
-    ``order``: the failing graph's nodes, to find a write in a function that has returned."""
+    ``order``: the failing graph's nodes, to find a write in a function that has returned;
+    ``steps``: the optimizer steps recorded while the program ran (see
+    :mod:`autograd_lens.optimizer_steps`; None: not recorded)."""
     facts = _parsed(error)
     if not written or facts is None:
         return None
@@ -188,6 +195,8 @@ def find_write(error: BaseException, written: list[tuple[Any, str]],
     for leaf in _leaves_under(node):
         if _matches(leaf, facts) and leaf.requires_grad:
             module, optimizer = _holder(leaf, frames)
+            if steps is not None:
+                return _weight_write(node, slot, leaf, module, frames, steps, versions)
             found = step_of(optimizer, frames) if optimizer else None
             found = found[:4] if found else None
             return Write(node_name(node), slot, module, True, "step", *(found or ("", 0, "", "")),
@@ -203,6 +212,21 @@ def find_write(error: BaseException, written: list[tuple[Any, str]],
     if found is not None:
         return Write(node_name(node), slot, found[4], False, "op", *found[:4], versions)
     return Write(node_name(node), slot, "", False, "op", versions=versions)
+
+
+def _weight_write(node: Any, slot: str, leaf: torch.Tensor, module: str, frames: list[Any],
+                  steps: Any, versions: tuple[int, int]) -> Write:
+    """A weight's write, as the run shows it: a step of an optimizer that holds the weight,
+    recorded after the node saved it; else the program's own in-place write of the weight
+    (``p.clamp_``), where the source shows one that ran before the failing line; else no line."""
+    step = step_after(steps, leaf, node)
+    if step is not None:
+        return Write(node_name(node), slot, module, True, "step", step.file, step.line,
+                     step.function, step.text(), versions)
+    found = weight_op(module, frames)
+    if found is not None:
+        return Write(node_name(node), slot, found[4], True, "op", *found[:4], versions)
+    return Write(node_name(node), slot, module, True, "op", versions=versions)
 
 
 def reached_from(write: Write, frames: list[Any]) -> int:

@@ -1,0 +1,31 @@
+"""How a carrier's reason says what made its graph old: an earlier call (where the program made
+it), a call the failing backward ran itself, or an in-place write."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .history import Call
+from .places import place
+
+
+def _earlier(call: Call | None) -> str:
+    if call is None:
+        return "an earlier backward"
+    what = "autograd.grad" if call.kind == "grad" else "backward"
+    return f"the {what} at {place(call.where[0], call.where[2], call.cell)}"
+
+
+def said(calls: list[Call], inplace: bool, write: Any, inside: Any = ()) -> str:
+    """The old graph, said as what made it old: an earlier call, or an in-place write; a call
+    among ``inside`` was run by the failing backward's outermost call itself (a reentrant
+    checkpoint's backward, a custom Function's autograd.grad)."""
+    if write is not None:
+        by = f"`{write.text}` at {write.where()}" if write.line else "an in-place write"
+        return f"a graph whose saved tensor {by} changed in place afterwards"
+    since = " (its saved tensors were modified in place since)" if inplace else ""
+    latest = calls[0] if calls else None
+    if latest is not None and any(latest is call for call in inside):
+        return (f"a graph that an earlier backward run inside this one (by a checkpoint or a "
+                f"custom Function) already went through{since}")
+    return f"a graph that {_earlier(latest)} already went through{since}"
