@@ -32,6 +32,10 @@ def page_for(pattern: str, evidence: Any, scene: Scene) -> str | None:
         # The earlier call ran earlier in this very step, in a caller: a second loss over what
         # the first went through, taken by a second network or not.
         return "04_two_networks" if scene.consumer else "02_two_losses_one_forward"
+    if pattern in ("hidden_state", "module_state") and scene.self_built:
+        return "06_accumulating_loss"  # the loss backpropagated is a running mix of losses
+    if pattern == "growing_buffer" and scene.memoised:
+        return "13_tensor_outside_loop"  # a value memoised once and reused by later steps
     if pattern == "module_state" and scene.made_once:
         return "13_tensor_outside_loop"  # computed once when the object was built
     if pattern in ("unknown", "growing_buffer") and scene.kept_on_module and scene.consumer:

@@ -52,6 +52,10 @@ class Scene:
             built (in ``__init__``), never when it runs: computed once, reused every step.
         kept_on_module: a module's attribute (a tensor, or a list or dict of tensors) holds the
             old graph.
+        self_built: the failing call starts from the carrier itself, built in the step from its
+            own earlier value (``smooth = 0.9 * smooth + 0.1 * loss; smooth.backward()``).
+        memoised: the carrier is an entry of a container that the program fills only for a key
+            it does not hold yet (``if key not in cache: cache[key] = ...``): made once, reused.
     """
 
     outer_step: bool = False
@@ -62,6 +66,8 @@ class Scene:
     reentrant: bool = False
     made_once: bool = False
     kept_on_module: bool = False
+    self_built: bool = False
+    memoised: bool = False
 
 
 def observe(order: list[Any], kids: dict[Any, list[Any]], old: set[Any], roots: list[Any],
@@ -89,6 +95,11 @@ def observe(order: list[Any], kids: dict[Any, list[Any]], old: set[Any], roots: 
     if carrier is not None and carrier.origin == "attribute" and owner is not None:
         scene.made_once = made_once(owner, carrier.name.rsplit(".", 1)[-1])
     scene.kept_on_module = kept_on_module(frames, old)
+    if carrier is not None and frames:
+        scene.self_built = carrier.kind == "carried" and carrier.entry == "read_first" and \
+            backwarded(frames[0]) == carrier.name
+        scene.memoised = carrier.origin == "list" and memoised(carrier.file, carrier.line,
+                                                               carrier.name)
     return scene
 
 
@@ -144,6 +155,33 @@ def same_loss_again(file: str, earlier: int, line: int) -> bool:
     between = [s for s in source.statements(scope) if earlier < s.lineno < second[0].lineno]
     return not any(source.stores(scope, name) and any(
         s in between for s in source.stores(scope, name)) for name in read if name)
+
+
+def backwarded(frame: Any) -> str | None:
+    """The name of the loss that the call on ``frame``'s current line starts from."""
+    source = Source.read(frame.f_code.co_filename)
+    found = _subject(source, frame.f_lineno) if source is not None else None
+    return path_of(found[1]) if found is not None else None
+
+
+def memoised(file: str, line: int, entry: str) -> bool:
+    """Whether the function holding ``line`` stores into the container of ``entry``
+    (``cache`` of ``cache[3]``) only under a test that the key is not in it yet."""
+    source = Source.read(file) if "[" in entry else None
+    if source is None:
+        return False
+    container = entry[:entry.index("[")]
+    tests = [node for node in ast.walk(source.scope_at(line)) if isinstance(node, ast.If)
+             and _not_in(node.test, container)]
+    stores = [node for node in ast.walk(source.scope_at(line)) if isinstance(node, ast.Subscript)
+              and isinstance(node.ctx, ast.Store) and path_of(node.value) == container]
+    return bool(stores) and all(any(test.body[0].lineno <= store.lineno <= test.end_lineno
+                                    for test in tests) for store in stores)
+
+
+def _not_in(test: ast.expr, container: str) -> bool:
+    return isinstance(test, ast.Compare) and len(test.ops) == 1 and \
+        isinstance(test.ops[0], ast.NotIn) and path_of(test.comparators[0]) == container
 
 
 def from_collection(file: str, first_line: int, function: str, line: int) -> bool:

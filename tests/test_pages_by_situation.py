@@ -2,7 +2,7 @@
 (tests/scripts/page_*.py): the same loss built again and backpropagated twice, a checkpointed
 block's output scored twice, a critic trained several times on one batch of fakes, losses of one
 forward walked over by a loop, a second loss built and backpropagated by a helper, an attribute
-computed once in ``__init__``.
+computed once in ``__init__``, a running mean of the losses backpropagated, values memoised by key.
 
 Each script fails, and says in a comment which page the command must link: `# page: PAGE`,
 on the line of the backward that fails. The JSON report's page and the printed "See:" line both
@@ -75,7 +75,8 @@ def test_a_pattern_that_names_its_situation_keeps_its_own_page():
     """A pattern that already says the situation (hidden state, a growing buffer) keeps its page
     whatever the scene shows: the scene only tells apart what a generic pattern shares."""
     every = Scene(outer_step=True, same_loss=True, from_collection=True, critic=True,
-                  consumer=True, reentrant=True, made_once=True, kept_on_module=True)
+                  consumer=True, reentrant=True, made_once=True, kept_on_module=True,
+                  self_built=True, memoised=True)
     for key in ("backward_twice", "accumulated_loss", "checkpoint", "custom_function",
                 "grad_then_backward", "higher_order", "meta_learning", "gan_discriminator",
                 "modified_in_place", "written_in_place"):
