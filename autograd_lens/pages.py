@@ -14,8 +14,10 @@ from .scene import Scene
 
 # Patterns that say little of the situation on their own: a shared part of the graph, or none.
 _GENERIC = ("shared_trunk", "unknown")
-# Patterns named from a carrier that holds an old graph, whatever made it old.
+# Patterns named from a carrier that holds an old graph, whatever made it old; and those of
+# them a kept fake batch can show (a state carried through a recurrence is not one).
 _OLD_CARRIER = ("shared_trunk", "outside_loop", "hidden_state", "two_networks")
+_KEPT = ("shared_trunk", "outside_loop", "two_networks")
 
 
 def page_for(pattern: str, evidence: Any, scene: Scene) -> str | None:
@@ -24,7 +26,7 @@ def page_for(pattern: str, evidence: Any, scene: Scene) -> str | None:
         return "18_checkpoint"  # a checkpointed region in the old graph, run through twice
     if pattern in _GENERIC and scene.same_loss:
         return "01_backward_twice"  # the same loss built again from the same tensors
-    if pattern in _OLD_CARRIER and scene.critic:
+    if pattern in _KEPT and scene.critic:
         return "12_gan_discriminator"  # a discriminator scores a fake batch it went through
     if pattern in _OLD_CARRIER and scene.from_collection:
         return "02_two_losses_one_forward"  # losses of one forward, backpropagated in turn

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import ast
 import inspect
-from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import torch
@@ -30,9 +30,9 @@ from .verdict import _VIEWS, _weights, leaves_of, through_weights
 _MODULES_LIMIT = 2000  # modules looked into for a holder of the old graph
 
 
-@dataclass
 class Scene:
-    """Facts about one failed backward that tell its situation apart.
+    """Facts about one failed backward that tell its situation apart, each found when first
+    asked (the page's rules ask only for those of the pattern they refine).
 
     Attributes:
         outer_step: the earlier call ran earlier in a function that is still running (the
@@ -58,49 +58,71 @@ class Scene:
             it does not hold yet (``if key not in cache: cache[key] = ...``): made once, reused.
     """
 
-    outer_step: bool = False
-    same_loss: bool = False
-    from_collection: bool = False
-    critic: bool = False
-    consumer: bool = False
-    reentrant: bool = False
-    made_once: bool = False
-    kept_on_module: bool = False
-    self_built: bool = False
-    memoised: bool = False
+    def __init__(self, order: list[Any], kids: dict[Any, list[Any]], old: set[Any],
+                 roots: list[Any], reaches: Any, calls: list[Call], frames: list[Any],
+                 owner: Any, carrier: Any, nested: bool) -> None:
+        """``order`` the graph's nodes, ``kids`` their children, ``old`` the nodes earlier
+        calls went through, ``roots`` the nodes it started from, ``reaches(node)`` whether a
+        node's graph reaches an old one, ``calls`` the earlier calls newest first, ``frames``
+        the user's frames innermost first, ``owner`` the object holding the top carrier (if
+        any), ``carrier`` the top carrier (if any), ``nested``: the error came from a backward
+        another backward ran."""
+        self.order, self.kids, self.old, self.roots = order, kids, old, roots
+        self.reaches, self.frames, self.owner, self.carrier = reaches, frames, owner, carrier
+        self.latest, self.nested = (calls[0] if calls else None), nested
 
+    @cached_property
+    def outer_step(self) -> bool:
+        return self.latest is not None and any(_earlier_in(self.latest, f) for f in self.frames[1:])
 
-def observe(order: list[Any], kids: dict[Any, list[Any]], old: set[Any], roots: list[Any],
-            reaches: Any, calls: list[Call], frames: list[Any], owner: Any, carrier: Any,
-            nested: bool) -> Scene:
-    """The scene of a failed backward: ``order`` its graph's nodes, ``kids`` their children,
-    ``old`` the nodes earlier calls went through, ``roots`` the nodes it started from,
-    ``reaches(node)`` whether a node's graph reaches an old one, ``calls`` the earlier calls
-    newest first, ``frames`` the user's frames innermost first, ``owner`` the object holding
-    the top carrier (if any), ``carrier`` the top carrier (if any), ``nested``: the error came
-    from a backward another backward ran."""
-    latest = calls[0] if calls else None
-    scene = Scene()
-    if latest is not None and frames:
-        scene.outer_step = any(_earlier_in(latest, frame) for frame in frames[1:])
-        scene.same_loss = _earlier_in(latest, frames[0]) and same_loss_again(
-            latest.where[0], latest.where[2], frames[0].f_lineno)
-    if frames:
-        code = frames[0].f_code
-        scene.from_collection = from_collection(code.co_filename, code.co_firstlineno,
-                                                code.co_name, frames[0].f_lineno)
-    scene.critic = critic(order, kids, old, reaches)
-    scene.consumer = bool(roots) and through_weights(roots[0], reaches, old)
-    scene.reentrant = nested and any(node_name(n).startswith("CheckpointFunction") for n in order)
-    if carrier is not None and carrier.origin == "attribute" and owner is not None:
-        scene.made_once = made_once(owner, carrier.name.rsplit(".", 1)[-1])
-    scene.kept_on_module = kept_on_module(frames, old)
-    if carrier is not None and frames:
-        scene.self_built = carrier.kind == "carried" and carrier.entry == "read_first" and \
-            backwarded(frames[0]) == carrier.name
-        scene.memoised = carrier.origin == "list" and memoised(carrier.file, carrier.line,
-                                                               carrier.name)
-    return scene
+    @cached_property
+    def same_loss(self) -> bool:
+        latest, frames = self.latest, self.frames
+        return latest is not None and bool(frames) and _earlier_in(latest, frames[0]) and \
+            same_loss_again(latest.where[0], latest.where[2], frames[0].f_lineno)
+
+    @cached_property
+    def from_collection(self) -> bool:
+        if not self.frames:
+            return False
+        code = self.frames[0].f_code
+        return from_collection(code.co_filename, code.co_firstlineno, code.co_name,
+                               self.frames[0].f_lineno)
+
+    @cached_property
+    def critic(self) -> bool:
+        return critic(self.order, self.kids, self.old, self.reaches)
+
+    @cached_property
+    def consumer(self) -> bool:
+        return bool(self.roots) and through_weights(self.roots[0], self.reaches, self.old)
+
+    @cached_property
+    def reentrant(self) -> bool:
+        return self.nested and any(node_name(n).startswith("CheckpointFunction")
+                                   for n in self.order)
+
+    @cached_property
+    def made_once(self) -> bool:
+        carrier = self.carrier
+        return carrier is not None and carrier.origin == "attribute" and \
+            self.owner is not None and made_once(self.owner, carrier.name.rsplit(".", 1)[-1])
+
+    @cached_property
+    def kept_on_module(self) -> bool:
+        return kept_on_module(self.frames, self.old)
+
+    @cached_property
+    def self_built(self) -> bool:
+        carrier = self.carrier
+        return carrier is not None and bool(self.frames) and carrier.kind == "carried" and \
+            carrier.entry == "read_first" and backwarded(self.frames[0]) == carrier.name
+
+    @cached_property
+    def memoised(self) -> bool:
+        carrier = self.carrier
+        return carrier is not None and carrier.origin == "list" and \
+            memoised(carrier.file, carrier.line, carrier.name)
 
 
 def _earlier_in(call: Call, frame: Any) -> bool:

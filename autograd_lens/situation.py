@@ -23,7 +23,7 @@ from .places import place
 from .pages import page_for
 from .patterns import link
 from .report import PATTERNS, Pattern
-from .scene import Scene, observe
+from .scene import Scene
 from .verdict import (Evidence, decide, first_saved, in_regions, is_checkpoint, leaves_of,
                       through_weights)
 from .source_writes import built_before, steps_between
@@ -285,16 +285,22 @@ def explain(error: BaseException, roots: Any, calls: list[Call], frames: list[An
     frontier = [node_name(n) for n in view.frontier]
     named = _written_first(write, [c for c, _ in carriers])
     key = decide(evidence)
-    try:
-        scene = observe(order, kids, old, root_nodes, view.reaches, used, frames,
-                        carriers[0][1].owner if carriers else None,
-                        carriers[0][0] if carriers else None, nested)
-    except Exception:  # noqa: BLE001 - a source or object it cannot read: the pattern's page
-        scene = Scene()
+    scene = Scene(order, kids, old, root_nodes, view.reaches, used, frames,
+                  carriers[0][1].owner if carriers else None,
+                  carriers[0][0] if carriers else None, nested)
     return Finding(str(error).split("\n")[0], named, frontier,
                    PATTERNS.get(key), _hidden(tensors) if tensors else (),
                    write=write, inplace=inplace, across_step=_across_step(used, frames),
-                   situation=page_for(key, evidence, scene) or "")
+                   situation=_situation(key, evidence, scene))
+
+
+def _situation(key: str, evidence: Evidence, scene: Scene) -> str:
+    """The page of the situation, when not the pattern's own ("" when the scene cannot be
+    read: a source or an object it does not understand)."""
+    try:
+        return page_for(key, evidence, scene) or ""
+    except Exception:  # noqa: BLE001 - the diagnosis must not add an error of its own
+        return ""
 
 
 def _across_step(calls: list[Call], frames: list[Any]) -> bool:

@@ -16,12 +16,12 @@ import io
 import json
 import re
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from autograd_lens.__main__ import main
 from autograd_lens.pages import page_for
-from autograd_lens.scene import Scene
 from autograd_lens.verdict import Evidence
 
 SCRIPTS = Path(__file__).parent / "scripts"
@@ -74,12 +74,13 @@ def test_the_earlier_call_it_claims_ran(name, reports):
 def test_a_pattern_that_names_its_situation_keeps_its_own_page():
     """A pattern that already says the situation (hidden state, a growing buffer) keeps its page
     whatever the scene shows: the scene only tells apart what a generic pattern shares."""
-    every = Scene(outer_step=True, same_loss=True, from_collection=True, critic=True,
-                  consumer=True, reentrant=True, made_once=True, kept_on_module=True,
-                  self_built=True, memoised=True)
+    every = SimpleNamespace(outer_step=True, same_loss=True, from_collection=True, critic=True,
+                            consumer=True, reentrant=True, made_once=True, kept_on_module=True,
+                            self_built=True, memoised=True)
+    none = SimpleNamespace(**{fact: False for fact in vars(every)})
     for key in ("backward_twice", "accumulated_loss", "checkpoint", "custom_function",
                 "grad_then_backward", "higher_order", "meta_learning", "gan_discriminator",
                 "modified_in_place", "written_in_place"):
         assert page_for(key, Evidence(checkpointed=True), every) is None, key
-    assert page_for("shared_trunk", Evidence(), Scene()) is None
-    assert page_for("growing_buffer", Evidence(), Scene(kept_on_module=True)) is None
+    assert page_for("shared_trunk", Evidence(), none) is None
+    assert page_for("growing_buffer", Evidence(), SimpleNamespace(**{**vars(none), "kept_on_module": True})) is None
