@@ -64,16 +64,17 @@ def test_the_page_is_the_situations(name, reports):
 
 
 @pytest.mark.parametrize("name", PAGE_SCRIPTS)
-def test_the_earlier_call_it_claims_ran(name, reports):
-    # Every script runs a backward that returns before the one that fails.
+def test_it_names_the_earlier_backward(name, reports):
+    # Every script runs a backward that returns before the one that fails: the report says where.
     text = reports[name]["text"]
     assert "an earlier call already went through" in text
     assert re.search(r"the backward at \S+:\d+ already went through", text), text
 
 
 def test_a_pattern_that_names_its_situation_keeps_its_own_page():
-    """A pattern that already says the situation (hidden state, a growing buffer) keeps its page
-    whatever the scene shows: the scene only tells apart what a generic pattern shares."""
+    """A pattern that says its situation itself (backward twice, a GAN's fake batch, the in-place
+    error, ...) keeps its own page whatever the scene shows; a scene that shows nothing, or only
+    a module's attribute holding a list the loss sums (no weights on the way), changes no page."""
     every = SimpleNamespace(outer_step=True, same_loss=True, from_collection=True, critic=True,
                             consumer=True, reentrant=True, made_once=True, kept_on_module=True,
                             self_built=True, memoised=True)
@@ -83,4 +84,5 @@ def test_a_pattern_that_names_its_situation_keeps_its_own_page():
                 "modified_in_place", "written_in_place"):
         assert page_for(key, Evidence(checkpointed=True), every) is None, key
     assert page_for("shared_trunk", Evidence(), none) is None
-    assert page_for("growing_buffer", Evidence(), SimpleNamespace(**{**vars(none), "kept_on_module": True})) is None
+    kept = SimpleNamespace(**{**vars(none), "kept_on_module": True})
+    assert page_for("growing_buffer", Evidence(), kept) is None  # a list the loss sums
