@@ -3,7 +3,8 @@
 block's output scored twice, a critic trained several times on one batch of fakes, losses of one
 forward walked over by a loop, a second loss built and backpropagated by a helper, an attribute
 computed once in ``__init__``, a running mean of the losses backpropagated, values memoised by
-key, blocks under a reentrant checkpoint that read a kept tensor.
+key, blocks under a reentrant checkpoint that read a kept tensor, attention banks kept between
+micro-steps.
 
 Each script fails, and says in a comment which page the command must link: `# page: PAGE`,
 on the line of the backward that fails. The JSON report's page and the printed "See:" line both
