@@ -41,6 +41,12 @@ BOOK_URL = _documentation_url()
 """Where the book is published; the report links to its notebooks under ``notebooks/``."""
 
 
+def link(name: str) -> str:
+    """The address of a published page: a bare name is a notebook (``notebooks/<name>``), a
+    name with a folder is that page (``chapters/debugging``)."""
+    return f"{BOOK_URL}{name if '/' in name else 'notebooks/' + name}.html"
+
+
 @dataclass(frozen=True)
 class Pattern:
     """A known way to reach the freed-graph error, with its fix, pages, edit rule and proofs.
@@ -64,7 +70,7 @@ class Pattern:
     def links(self) -> list[str]:
         """Addresses of the published pages about this pattern: a bare name is a notebook
         (``notebooks/<name>``), a name with a folder is that page (``chapters/debugging``)."""
-        return [f"{BOOK_URL}{n if '/' in n else 'notebooks/' + n}.html" for n in self.notebooks]
+        return [link(n) for n in self.notebooks]
 
     def fixes(self, carriers: list, failed: tuple[str, int] | None = None) -> list[Fix]:
         """The fix as edits of the program, first choice first (empty when the source does not

@@ -20,7 +20,10 @@ from .errors import is_inplace_error
 from .graph import breadth_first, children, node_name
 from .history import Call, alive_roots, as_tensors, old_nodes, sequence
 from .places import place
+from .pages import page_for
+from .patterns import link
 from .report import PATTERNS, Pattern
+from .scene import Scene
 from .verdict import (Evidence, decide, first_saved, in_regions, is_checkpoint, leaves_of,
                       through_weights)
 from .source_writes import built_before, steps_between
@@ -40,6 +43,7 @@ class Finding:
     write: Write | None = None
     inplace: bool = False
     across_step: bool = False  # an optimizer's step() runs between the earlier call and this one
+    situation: str = ""  # the page of the situation the evidence shows, when not the pattern's
 
     @property
     def fix(self) -> str:
@@ -51,10 +55,13 @@ class Finding:
 
     @property
     def page(self) -> str:
-        """The pattern's page for the situation: its page on state kept on an object when the
-        tensor written in place is an attribute (a module's buffer), else its first."""
+        """The page of the situation the evidence shows (see :mod:`autograd_lens.pages`); else
+        the pattern's page on state kept on an object when the tensor written in place is an
+        attribute (a module's buffer), else its first."""
         if not self.pattern:
             return ""
+        if self.situation:
+            return link(self.situation)
         links = self.pattern.links()
         kept = self.inplace and self.carriers and self.carriers[0].kind == "written" and \
             self.carriers[0].origin == "attribute"
@@ -101,7 +108,12 @@ class Finding:
         pattern, and the debugging page."""
         if self.pattern is None:
             return []
-        see = "See: " + (", ".join(self.pattern.links()) if every_page else self.page)
+        pages = [self.page] + [p for p in self.pattern.links() if p != self.page]
+        see = "See: " + (", ".join(pages) if every_page else self.page)
+        if self.pattern.key == "unknown" and self.situation:
+            return ["Likely pattern: none that the evidence shows for certain (no carrier "
+                    "named); the page on the situation the graph shows, then the debugging "
+                    "page, say how to look.", "See: " + ", ".join(pages)]
         if self.pattern.key == "unknown":
             return ["Likely pattern: none that the evidence shows (no carrier, no telling "
                     "graph); the debugging page says how to look.", see]
@@ -277,9 +289,23 @@ def explain(error: BaseException, roots: Any, calls: list[Call], frames: list[An
     evidence.write = write
     frontier = [node_name(n) for n in view.frontier]
     named = _written_first(write, [c for c, _ in carriers])
+    key = decide(evidence)
+    scene = Scene(order, kids, old, root_nodes, view.reaches, used, frames,
+                  carriers[0][1].owner if carriers else None,
+                  carriers[0][0] if carriers else None, nested)
     return Finding(str(error).split("\n")[0], named, frontier,
-                   PATTERNS.get(decide(evidence)), _hidden(tensors) if tensors else (),
-                   write=write, inplace=inplace, across_step=_across_step(used, frames))
+                   PATTERNS.get(key), _hidden(tensors) if tensors else (),
+                   write=write, inplace=inplace, across_step=_across_step(used, frames),
+                   situation=_situation(key, evidence, scene))
+
+
+def _situation(key: str, evidence: Evidence, scene: Scene) -> str:
+    """The page of the situation, when not the pattern's own ("" when the scene cannot be
+    read: a source or an object it does not understand)."""
+    try:
+        return page_for(key, evidence, scene) or ""
+    except Exception:  # noqa: BLE001 - the diagnosis must not add an error of its own
+        return ""
 
 
 def _across_step(calls: list[Call], frames: list[Any]) -> bool:

@@ -27,4 +27,4 @@ for step in range(3):
     opt.zero_grad()
     model(torch.randn(5, 6)).pow(2).mean().backward()
     opt.step()
-# page: 15_rl_buffers
+# page: 16_module_state_with_history
