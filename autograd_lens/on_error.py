@@ -23,6 +23,7 @@ from .errors import error_kind
 from .graph import breadth_first
 from .history import (Call, History, as_call, make_call, newest_number, reaches_before,
                       start_recording, stop_recording)
+from .optimizer_steps import StepLog
 from .places import cell_numbers
 from .situation import _known as known_nodes  # alive nodes, where an earlier root would be
 from .situation import explain
@@ -67,6 +68,7 @@ class diagnose_on_error(contextlib.ContextDecorator):
         self.suspects = suspects
         self.history = History()
         self._saved: list[tuple[Any, str, Any]] = []
+        self._steps = StepLog()  # optimizer steps: a weight's write named only if it ran
         # Nodes numbered up to this may have been gone through by a backward: those made
         # before the guard started, and those of the graphs the recorded calls went through.
         self._mark = -1
@@ -166,7 +168,8 @@ class diagnose_on_error(contextlib.ContextDecorator):
             frames = user_frames()
             finding = explain(error, root, self.history.calls, frames,
                               old=old if old else None, nested=not old,
-                              regions=list(self.history.regions))
+                              regions=list(self.history.regions),
+                              steps=list(self._steps.steps))
             edit = _edit(finding, frames[0] if frames else None)
         except Exception:  # noqa: BLE001 - never let the diagnosis break the call
             return text.replace("`", "'")
@@ -191,6 +194,8 @@ class diagnose_on_error(contextlib.ContextDecorator):
         self._cells = cell_numbers()
         torch.autograd._engine_run_backward = self._wrap(original)
         saved += start_recording(self.history)
+        if not self._saved:
+            self._steps.__enter__()
         self._saved.append(saved)
         return self
 
@@ -198,6 +203,8 @@ class diagnose_on_error(contextlib.ContextDecorator):
         stop_recording(self.history)
         for owner, name, original in reversed(self._saved.pop()):
             setattr(owner, name, original)
+        if not self._saved:
+            self._steps.__exit__()
 
 
 def _edit(finding: Any, frame: Any) -> str:

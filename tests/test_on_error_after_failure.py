@@ -177,3 +177,25 @@ def test_each_call_is_recorded_at_the_line_that_made_it():
     where = [call.where for call in guard.history.calls]
     assert where == [(__file__, first, first + line) for line in (1, 2, 6, 6)]
     assert [call.kind for call in guard.history.calls] == ["backward", "grad", "backward", "backward"]
+
+
+def test_the_guard_names_a_step_only_if_it_ran():
+    """As the command does: the weight was written in place before the backward, and the
+    optimizer's step further down the loop had not run yet when the first backward failed."""
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 1))
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    with al.diagnose_on_error(), pytest.raises(RuntimeError) as caught:
+        for _ in range(2):
+            loss = (net(torch.randn(16, 4)) ** 2).mean()
+            with torch.no_grad():
+                net[2].weight.mul_(0.5)
+            loss.backward()
+            opt.step()
+    message = str(caught.value)
+    assert "modified by an inplace operation" in message
+    assert "Changed by: net[2].weight.mul_(0.5)" in message, message
+    assert "opt.step()" not in message, message
+    # Outside the guard, steps are recorded no more.
+    hooks = sys.modules["torch.optim.optimizer"]._global_optimizer_post_hooks
+    assert not hooks, hooks
