@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import linecache
+import sys
 from typing import Any, Iterator
 
 import torch
@@ -54,10 +55,13 @@ def _in_place(statement: ast.stmt) -> Iterator[str]:
 _PART = ("CopySlices", "IndexPutBackward")  # a write into part of a tensor, or into a view
 
 
-def _in_place_nodes(statement: ast.stmt) -> Iterator[tuple[str, tuple[str, ...]]]:
+def _in_place_nodes(statement: ast.stmt, modules: dict[str, str] | None = None
+                    ) -> Iterator[tuple[str, tuple[str, ...]]]:
     """(path, the nodes autograd may record for the write) for each in-place write of a
     statement: ``x += 1`` is an ``AddBackward``, ``x.relu_()`` a ``ReluBackward``, a write into
-    part of a tensor (``x[i] = v``) or into a view ``CopySlices`` or ``IndexPutBackward``."""
+    part of a tensor (``x[i] = v``) or into a view ``CopySlices`` or ``IndexPutBackward``; a
+    call with ``inplace=True`` (``F.relu(x, inplace=True)``), or of a module that ``modules``
+    says was made with it (``self.act(x)``), writes its first argument."""
     if isinstance(statement, ast.AugAssign):
         yield path_of(statement.target) or "", _PART if isinstance(
             statement.target, ast.Subscript) else (_AUGMENTED.get(type(statement.op), "?") +
@@ -67,6 +71,9 @@ def _in_place_nodes(statement: ast.stmt) -> Iterator[tuple[str, tuple[str, ...]]
             if isinstance(target, ast.Subscript):
                 yield path_of(target.value) or "", _PART
     for node in ast.walk(statement):
+        kind = _call_in_place(node, modules or {})
+        if kind and node.args:  # F.relu(x, inplace=True), self.act(x) made with inplace=True
+            yield path_of(node.args[0]) or "", (kind + "Backward", _PART[0])
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
                 node.func.attr.endswith("_") and not node.func.attr.startswith("_"):
             written = node.func.value
@@ -75,6 +82,45 @@ def _in_place_nodes(statement: ast.stmt) -> Iterator[tuple[str, tuple[str, ...]]
             kind = "".join(w.capitalize() for w in node.func.attr[:-1].split("_")) + "Backward"
             yield path_of(written) or "", _PART if isinstance(written, ast.Subscript) else \
                 (kind, _PART[0])
+
+
+# What an activation (or dropout) made with inplace=True records for its write, by its class or
+# its function's name, where that is not the name itself (nn.ReLU: ReluBackward; F.dropout: Mul).
+_IN_PLACE_KINDS = {"ReLU": "Relu", "LeakyReLU": "LeakyRelu", "ReLU6": "Hardtanh", "relu6": "Hardtanh",
+                   "ELU": "Elu", "SELU": "Elu", "selu": "Elu", "CELU": "Celu", "SiLU": "Silu",
+                   "Dropout": "Mul", "Dropout1d": "Mul", "Dropout2d": "Mul", "Dropout3d": "Mul",
+                   "dropout": "Mul", "dropout1d": "Mul", "dropout2d": "Mul", "dropout3d": "Mul"}
+
+
+def _made_in_place(call: ast.AST) -> str:
+    """The node a call made with ``inplace=True`` records (``Relu``), or ""."""
+    if not isinstance(call, ast.Call) or not any(
+            k.arg == "inplace" and isinstance(k.value, ast.Constant) and k.value.value is True
+            for k in call.keywords):
+        return ""
+    name = (path_of(call.func) or "").split(".")[-1]
+    return _IN_PLACE_KINDS.get(name) or "".join(w.capitalize() for w in name.split("_"))
+
+
+def _call_in_place(node: ast.AST, modules: dict[str, str]) -> str:
+    """What a call writes its first argument as, in place: ``F.relu(x, inplace=True)``, or a
+    module that ``modules`` names (``self.act(x)``); "" for any other call."""
+    if not isinstance(node, ast.Call):
+        return ""
+    return _made_in_place(node) or modules.get(path_of(node.func) or "", "")
+
+
+def in_place_modules(filename: str) -> dict[str, str]:
+    """The attributes a file assigns a module made with ``inplace=True`` (``self.act =
+    nn.ReLU(inplace=True)``), with the node its write records."""
+    tree = source_tree(filename)
+    found = {}
+    for node in ast.walk(tree) if tree is not None else ():
+        kind = _made_in_place(node.value) if isinstance(node, ast.Assign) else ""
+        for target in node.targets if kind else ():
+            found[path_of(target) or ""] = kind
+    found.pop("", None)
+    return found
 
 
 _BLOCKS = (ast.For, ast.AsyncFor, ast.While, ast.If, ast.With, ast.AsyncWith, ast.Try)
@@ -214,19 +260,45 @@ def op_recorded(writers: set[str], frames: list[Any]) -> tuple | None:
     function, text, the path written). A name that a live frame holds as something other than
     a tensor (a counter, ``n += 1``) is not a candidate."""
     live = {(f.f_code.co_filename, f.f_code.co_firstlineno): f for f in frames}
+    made_in_place: dict[str, dict[str, str]] = {}  # each file's modules made with inplace=True
+    modules: dict[str, str] = {}
 
     def writes(statement: ast.stmt, frame: Any = None) -> str:
-        for path, kind in _in_place_nodes(statement):
+        for path, kind in _in_place_nodes(statement, modules):
             held = frame.f_locals.get(path.split(".")[0].split("[")[0]) if frame else None
             if path and writers.intersection(kind) and (held is None or isinstance(held, torch.Tensor)):
                 return path
         return ""
     for filename, scope, _ in _functions(frames):
         frame = live.get((filename, getattr(scope, "lineno", 1)))
+        if filename not in made_in_place:
+            made_in_place[filename] = in_place_modules(filename)
+        modules = made_in_place[filename]
         hits = [s for s in _statements(scope) if writes(s, frame)]
         if hits:  # the last: a write after the node saved the tensor
             text = (ast.get_source_segment("".join(linecache.getlines(filename)), hits[-1])
                     or "").split("\n")[0]
             return filename, hits[-1].lineno, getattr(scope, "name", "<module>"), text, \
                 writes(hits[-1], frame)
+    return None
+
+
+def own_write(owner: type, attribute: str) -> tuple | None:
+    """Where a module's own code writes its weight in place (``self.weight.mul_(...)`` in the
+    ``forward`` of the module's class, or of a class it derives from, in the program's files):
+    (file, line, function, text, the path written); the last such write of the first method
+    that has one."""
+    wanted = {f"self.{attribute}", f"self.{attribute}.data"}
+    for cls in owner.__mro__:
+        filename = getattr(sys.modules.get(cls.__module__), "__file__", None) or ""
+        tree = source_tree(filename) if filename and not filename.startswith(NOT_USERS) else None
+        for node in ast.walk(tree) if tree is not None else ():
+            if not (isinstance(node, ast.ClassDef) and node.name == cls.__name__):
+                continue
+            for method in node.body:
+                hits = [s for s in _statements(method) if wanted.intersection(_in_place(s))]
+                if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) and hits:
+                    text = (ast.get_source_segment("".join(linecache.getlines(filename)),
+                                                   hits[-1]) or "").split("\n")[0]
+                    return filename, hits[-1].lineno, method.name, text, f"self.{attribute}"
     return None

@@ -25,14 +25,14 @@ import torch
 from .graph import breadth_first, children, node_name, stale_slots
 from .places import place
 from .optimizer_steps import step_after
-from .source_writes import built_before, op_on, op_recorded, step_of, weight_op
+from .source_writes import built_before, op_on, op_recorded, own_write, step_of, weight_op
 
 _MESSAGE = re.compile(r"\[(?P<kind>[\w.]+) \[(?P<shape>[\d, ]*)\]\](?:, which is output \d+ of "
                       r"(?P<op>\w+),)? is at version (?P<now>\d+); expected version "
                       r"(?P<then>\d+)")
 _VIEWS = ("TBackward", "ViewBackward", "TransposeBackward", "PermuteBackward", "ExpandBackward",
           "UnsqueezeBackward", "SqueezeBackward", "AsStridedBackward", "SelectBackward",
-          "SliceBackward")
+          "SliceBackward", "UnsafeViewBackward", "ReshapeAliasBackward", "AliasBackward")
 
 
 @dataclass(frozen=True)
@@ -180,6 +180,37 @@ def _writers(order: list[Any], op: str) -> set[str]:
     return found
 
 
+def _makers(node: Any) -> set[Any]:
+    """The nodes that made the tensors ``node`` takes (not leaves), reached past views."""
+    makers, todo = set(), list(children(node))
+    while todo:
+        child = todo.pop()
+        if node_name(child).startswith(_VIEWS):
+            todo += children(child)
+        elif child is not None and not hasattr(child, "variable"):
+            makers.add(child)
+    return makers
+
+
+def _written_after(tensor: torch.Tensor, node: Any) -> bool:
+    """Whether ``tensor`` is the output of an in-place write of a tensor ``node`` took (its
+    node takes that tensor's maker as its input: ``attn.masked_fill_(...)`` after ``attn @ v``
+    saved ``attn``)."""
+    start = tensor.grad_fn
+    return start is not None and start is not node and any(
+        c in _makers(node) for c in children(start))
+
+
+def _base_writers(order: list[Any], node: Any) -> set[str]:
+    """The names (without their number) of the nodes that took, as their input, a tensor that
+    ``node`` saved, reached past views: a tensor written in place after ``node`` saved a view of
+    it (``emb *= keep`` after a linear layer read ``emb`` reshaped) is, from then on, the output
+    of the write's node, which takes the tensor's maker as its input."""
+    makers = _makers(node)
+    return {node_name(n).rstrip("0123456789") for n in order if n is not node and
+            not node_name(n).startswith(_VIEWS) and any(c in makers for c in children(n))}
+
+
 def find_write(error: BaseException, written: list[tuple[Any, str]],
                frames: list[Any], order: list[Any] = (), steps: Any = None) -> Write | None:
     """What changed the saved tensor of the in-place ``error``: its node, its name in the
@@ -201,16 +232,22 @@ def find_write(error: BaseException, written: list[tuple[Any, str]],
             found = found[:4] if found else None
             return Write(node_name(node), slot, module, True, "step", *(found or ("", 0, "", "")),
                          versions)
+    held = None  # a name of the program that holds the written tensor, with no write of its own
     for path, value, frame in _named(frames):
-        if _matches(value, facts) and (value.grad_fn is None or _reaches(value, node)):
+        if _matches(value, facts) and (value.grad_fn is None or _reaches(value, node) or
+                                       _written_after(value, node)):
+            leaf = bool(value.requires_grad and value.is_leaf)
             found = op_on(path, frames)
             if found is not None:  # named as the line that writes it does (self.queue)
-                path, found = found[4] or path, found[:4]
-            return Write(node_name(node), slot, path, bool(value.requires_grad and value.is_leaf),
-                         "op", *(found or ("", 0, "", "")), versions)
-    found = op_recorded(_writers(order, facts["op"]), frames)  # written in a returned function
+                return Write(node_name(node), slot, found[4] or path, leaf, "op", *found[:4],
+                             versions)
+            held = held or Write(node_name(node), slot, path, leaf, "op", versions=versions)
+    # written under another name, in a function that has returned (squashed = gate.sigmoid_())
+    found = op_recorded(_writers(order, facts["op"]) | _base_writers(order, node), frames)
     if found is not None:
         return Write(node_name(node), slot, found[4], False, "op", *found[:4], versions)
+    if held is not None:
+        return held
     return Write(node_name(node), slot, "", False, "op", versions=versions)
 
 
@@ -226,7 +263,25 @@ def _weight_write(node: Any, slot: str, leaf: torch.Tensor, module: str, frames:
     found = weight_op(module, frames)
     if found is not None:
         return Write(node_name(node), slot, found[4], True, "op", *found[:4], versions)
+    path, owner, attribute = _owner(leaf, frames)
+    found = own_write(type(owner), attribute) if owner is not None else None
+    if found is not None:  # the module's own code writes it (a max-norm in its forward)
+        return Write(node_name(node), slot, path, True, "op", *found[:4], versions)
     return Write(node_name(node), slot, module, True, "op", versions=versions)
+
+
+def _owner(leaf: torch.Tensor, frames: list[Any]) -> tuple[str, Any, str]:
+    """The module whose own parameter ``leaf`` is, as the frames reach it: the weight's path
+    (``net.hidden.weight``), the module, and the parameter's attribute name."""
+    for path, value, _ in _named(frames):
+        if isinstance(value, torch.nn.Module):
+            for name, module in value.named_modules():
+                for attribute, parameter in module._parameters.items():
+                    if parameter is leaf:  # as the program writes it: net[2].weight
+                        inner = "".join(f"[{p}]" if p.isdigit() else f".{p}"
+                                        for p in f"{name}.{attribute}".split(".") if p)
+                        return path + inner, module, attribute
+    return "", None, ""
 
 
 def reached_from(write: Write, frames: list[Any]) -> int:

@@ -46,9 +46,13 @@ def expectations(script: Path) -> dict:
 
 @pytest.fixture(scope="module")
 def reports(tmp_path_factory):
+    return command_reports(ROUND4, tmp_path_factory.mktemp("u4"))
+
+
+def command_reports(names: list[str], folder: Path) -> dict:
+    """What the command printed, its exit code and its report, for each script of ``names``."""
     found = {}
-    folder = tmp_path_factory.mktemp("u4")
-    for name in ROUND4:
+    for name in names:
         report = folder / f"{name}.json"
         err = io.StringIO()
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):

@@ -1,0 +1,104 @@
+"""The in-place error where the write sits in a function that has returned, on programs of
+tests/scripts/u5_*.py, each failing on the command as it was before them: a module's forward
+that writes in place a tensor a layer read through a view (``feats *= gate``), one that writes
+a tensor it returns after a product saved it (``mixing.clamp_``), an activation module made with
+``inplace=True`` applied to a tensor already saved, and a layer that clips its own weight in its
+forward. The command names the tensor and the write's line (``# write: NAME`` in each script),
+and an edit it prints, applied and run, trains as the program written by hand without the
+write in place.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from test_unseen_round4_carriers import command_reports, edited_run, expectations, value
+
+SCRIPTS = Path(__file__).parent / "scripts"
+ROUND5 = sorted(p.name for p in SCRIPTS.glob("u5_*.py"))
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory):
+    return command_reports(ROUND5, tmp_path_factory.mktemp("u5"))
+
+
+@pytest.mark.parametrize("name", ROUND5)
+def test_the_written_tensor_and_its_write_are_named(name, reports):
+    want, found = expectations(SCRIPTS / name)["write"], reports[name]
+    assert found["code"] == 1 and found["report"]["pattern"] == "written_in_place", found["text"]
+    carriers = [(c["name"], c["line"]) for c in found["report"]["carriers"]]
+    assert carriers[:1] == [want], found["text"]
+    written = (SCRIPTS / name).read_text().splitlines()[want[1] - 1].split("#")[0].strip()
+    assert f"Changed by: {written}  (" in found["text"], found["text"]
+
+
+def test_a_weight_written_by_its_own_module_gets_no_edit(reports):
+    """Writing the weight out of place, or into a copy, would leave the layer's weight
+    unclipped: no edit is printed, rather than one that trains a different model."""
+    report = reports["u5_weight_clipped_in_its_forward.py"]["report"]
+    assert report["edits"] == [], report["edits"]
+
+
+def ref_gate() -> dict:
+    torch.manual_seed(0)
+    embed, salience, tags = nn.Embedding(20, 6), nn.Linear(6, 1), nn.Linear(6, 3)
+    params = [*embed.parameters(), *salience.parameters(), *tags.parameters()]
+    opt = torch.optim.SGD(params, lr=0.1)
+    for _ in range(3):
+        tokens, labels = torch.randint(20, (4, 5)), torch.randint(3, (4, 5))
+        feats = embed(tokens)
+        feats = feats * torch.sigmoid(salience(feats))
+        loss = F.cross_entropy(tags(feats).reshape(-1, 3), labels.reshape(-1))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return {"model.embed.weight": embed.weight, "model.salience.weight": salience.weight}
+
+
+def ref_mixture() -> dict:
+    torch.manual_seed(0)
+    router, experts = nn.Linear(4, 2), [nn.Linear(4, 3) for _ in range(2)]
+    params = [*router.parameters()] + [p for e in experts for p in e.parameters()]
+    opt = torch.optim.Adam(params, lr=1e-2)
+    for _ in range(3):
+        x, y = torch.randn(8, 4), torch.randn(8, 3)
+        mixing = router(x).softmax(-1)
+        mixed = (mixing.unsqueeze(1) @ torch.stack([e(x) for e in experts], 1)).squeeze(1)
+        loss = F.mse_loss(mixed, y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return {"model.router.weight": router.weight, "model.experts.0.weight": experts[0].weight}
+
+
+def ref_block() -> dict:
+    torch.manual_seed(0)
+    inp, skip, out = nn.Linear(5, 8), nn.Linear(8, 8), nn.Linear(8, 2)
+    opt = torch.optim.SGD([*inp.parameters(), *skip.parameters(), *out.parameters()], lr=0.05)
+    for _ in range(3):
+        x, y = torch.randn(6, 5), torch.randn(6, 2)
+        h = inp(x)
+        loss = F.mse_loss(out(F.leaky_relu(h, 0.1) + skip(h)), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return {"block.inp.weight": inp.weight, "block.skip.weight": skip.weight}
+
+
+EDITS = [("u5_inplace_gate_on_a_read_view.py", ref_gate),
+         ("u5_inplace_clamp_of_returned_weights.py", ref_mixture),
+         ("u5_inplace_activation_module_after_skip.py", ref_block)]
+
+
+@pytest.mark.parametrize("name, reference", EDITS, ids=[n for n, _ in EDITS])
+def test_the_edit_trains_as_the_reference(name, reference, reports, tmp_path):
+    space = edited_run(name, reports[name]["report"], tmp_path)
+    for path, expected in reference().items():
+        torch.testing.assert_close(value(space, path).detach(), expected.detach(),
+                                   rtol=1e-5, atol=1e-6)
