@@ -22,7 +22,7 @@ from .reads import path_of, source_tree
 def _functions(frames: list[Any]) -> Iterator[tuple[str, ast.AST, int]]:
     """The user's functions to look for a write in: each frame's own first (with its line), then
     every function of the frames' files (a write inside a module's ``forward``)."""
-    files = []
+    files, called = [], set()
     for frame in frames:
         code = frame.f_code
         tree = source_tree(code.co_filename)
@@ -33,6 +33,7 @@ def _functions(frames: list[Any]) -> Iterator[tuple[str, ast.AST, int]]:
                     getattr(node, "lineno", code.co_firstlineno) == code.co_firstlineno and \
                     getattr(node, "name", "<module>") == code.co_name:
                 yield code.co_filename, node, frame.f_lineno
+                called |= _called_before(node, frame.f_lineno)
                 break
         if code.co_filename not in files and not code.co_filename.startswith(NOT_USERS):
             files.append(code.co_filename)
@@ -40,6 +41,29 @@ def _functions(frames: list[Any]) -> Iterator[tuple[str, ast.AST, int]]:
         for node in ast.walk(source_tree(filename)):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 yield filename, node, 0
+    # Another module of the program: only the functions that a live frame called before its line.
+    for filename in [f for f in _program_modules() if f not in files]:
+        for node in ast.walk(source_tree(filename) or ast.Module(body=[])):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in called:
+                yield filename, node, 0
+
+
+def _called_before(scope: ast.AST, line: int) -> set[str]:
+    """The names of the functions ``scope`` calls before ``line`` (``pull`` in
+    ``utils.pull(a, b)``)."""
+    return {(path_of(n.func) or "").split(".")[-1] for n in ast.walk(scope)
+            if isinstance(n, ast.Call) and getattr(n, "lineno", line) < line} - {""}
+
+
+def _program_modules() -> list[str]:
+    """The files of the program's own modules that are imported now (a ``utils.py`` beside the
+    script): those outside Python's and the installed libraries' folders."""
+    files = []
+    for module in list(sys.modules.values()):
+        filename = getattr(module, "__file__", None) or ""
+        if filename.endswith(".py") and not filename.startswith(NOT_USERS):
+            files.append(filename)
+    return files
 
 
 _AUGMENTED = {ast.Add: "Add", ast.Sub: "Sub", ast.Mult: "Mul", ast.Div: "Div", ast.Pow: "Pow"}
@@ -176,12 +200,21 @@ def _parameter_names(scope: ast.AST, module: str) -> set[str]:
     names = set()
     for node in ast.walk(scope):
         call = node.iter if isinstance(node, (ast.For, ast.comprehension)) else None
-        if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and \
-                call.func.attr in _PARAMETER_LISTS and \
-                (not module or path_of(call.func.value) == module):
+        if _lists_parameters(call, module):
             target = node.target.elts[-1] if isinstance(node.target, ast.Tuple) else node.target
             names |= {path_of(target) or ""} - {""}
+        elif isinstance(call, ast.Call) and path_of(call.func) == "zip" and \
+                isinstance(node.target, ast.Tuple) and len(node.target.elts) == len(call.args):
+            # for tp, sp in zip(teacher.parameters(), student.parameters())
+            names |= {path_of(t) or "" for t, a in zip(node.target.elts, call.args)
+                      if _lists_parameters(a, module)} - {""}
     return names
+
+
+def _lists_parameters(call: Any, module: str) -> bool:
+    """Whether ``call`` is ``module.parameters()`` (any module's when ``module`` is empty)."""
+    return isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and \
+        call.func.attr in _PARAMETER_LISTS and (not module or path_of(call.func.value) == module)
 
 
 def weight_op(module: str, frames: list[Any]) -> tuple | None:

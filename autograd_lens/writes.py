@@ -260,13 +260,13 @@ def _weight_write(node: Any, slot: str, leaf: torch.Tensor, module: str, frames:
     if step is not None:
         return Write(node_name(node), slot, module, True, "step", step.file, step.line,
                      step.function, step.text(), versions)
-    found = weight_op(module, frames)
-    if found is not None:
-        return Write(node_name(node), slot, found[4], True, "op", *found[:4], versions)
     path, owner, attribute = _owner(leaf, frames)
     found = own_write(type(owner), attribute) if owner is not None else None
     if found is not None:  # the module's own code writes it (a max-norm in its forward)
         return Write(node_name(node), slot, path, True, "op", *found[:4], versions)
+    found = weight_op(module, frames)
+    if found is not None:
+        return Write(node_name(node), slot, found[4], True, "op", *found[:4], versions)
     return Write(node_name(node), slot, module, True, "op", versions=versions)
 
 
