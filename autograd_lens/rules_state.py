@@ -127,8 +127,12 @@ def total_as_number(case: Case) -> list[Fix]:
     store, term = found
     plan = Plan(source)
     simple = path_of(term) is not None or isinstance(term, ast.Call)
-    plan.replace_span(term, f"{source.segment(term)}.item()" if simple
-                      else f"({source.segment(term)}).item()")
+    # A total the program later reads as a tensor (total.item() in a log line) stays a tensor,
+    # one without a graph; else a number.
+    tensor = _read_as_tensor(source.scope_at(carrier.line), carrier.name)
+    method = "detach" if tensor else "item"
+    plan.replace_span(term, f"{source.segment(term)}.{method}()" if simple
+                      else f"({source.segment(term)}).{method}()")
     backwards = [call for statement, call in source.calls(source.scope_at(carrier.line), BACKWARD)
                  if statement.lineno > store.lineno and backward_subject(call) is not None
                  and source.reads(backward_subject(call), carrier.name)]
@@ -138,7 +142,19 @@ def total_as_number(case: Case) -> list[Fix]:
         for read in source.reads(backward_subject(call), carrier.name):
             plan.replace_span(read, path_of(term))
     return one_fix("each step's backward goes through that step's loss alone; the running total "
-                "is a number, kept for logging", plan)
+                   + ("is a tensor without a graph" if tensor else "is a number") + ", kept for logging",
+                   plan)
+
+
+_TENSOR_METHODS = ("item", "detach", "cpu", "numpy", "tolist", "to", "float", "double")
+
+
+def _read_as_tensor(scope: ast.AST, name: str) -> bool:
+    """Whether ``scope`` calls a tensor's method on ``name`` (``total.item()``), which a number
+    does not have."""
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and
+               n.func.attr in _TENSOR_METHODS and path_of(n.func.value) == name
+               for n in ast.walk(scope))
 
 
 def clear_buffer(case: Case) -> list[Fix]:
