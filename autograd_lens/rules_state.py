@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
+from .edit_guards import already_detached, differentiates, reads_kept_value, returned_after
 from .edits import Plan, Source, path_of, targets
 from .backward_calls import backward_subject
 from .rules import BACKWARD, Case, Fix, detach_lines, failed_call, one_fix, recompute, \
@@ -23,6 +24,8 @@ def detach_state(case: Case) -> list[Fix]:
     if statement is None:
         return []
     path = source.as_written(statement, carrier.name)  # states["north"] read as states[name]
+    if already_detached(source, statement, path):
+        return []  # a detach before a detach: the old graph came in some other way
     at = _before_fill(source, path, statement)
     indent = source.indent(at.lineno)
     lines = detach_lines(source, path, carrier.form, indent)
@@ -80,6 +83,8 @@ def detach_stored(case: Case) -> list[Fix]:
     plan, scope = Plan(source), source.scope_at(carrier.line)
     for other in _kept_with(case, carrier, source):  # running_mean and running_var: both
         stores = [s for s in source.stores(scope, other.name) if s.lineno >= other.line]
+        if returned_after(source, stores[0], other.name):
+            return []  # stored detached, this call's own output would lose its graph
         lines = detach_lines(source, other.name, other.form, source.indent(stores[0].lineno))
         if not lines:
             return []
@@ -182,8 +187,9 @@ def recompute_inside(case: Case) -> list[Fix]:
               if s.end_lineno < loop.lineno and isinstance(s, ast.Assign)]
     if not stores:
         return []
-    fixes = one_fix("computed again in every step: each step's backward goes through a new graph, "
-                 "so it also trains what computes it", recompute(source, carrier.name, loop.body[0]))
+    fixes = [] if reads_kept_value(source, stores[-1], loop) else one_fix(
+        "computed again in every step: each step's backward goes through a new graph, so it also "
+        "trains what computes it", recompute(source, carrier.name, loop.body[0]))
     lines = detach_lines(source, carrier.name, carrier.form, source.indent(stores[-1].lineno))
     fixes += one_fix("computed once and kept as a constant: the steps train only what comes "
                   "after it", with_helper(Plan(source).after(stores[-1].end_lineno, *lines), source,
@@ -200,14 +206,19 @@ def detach_reads_before(case: Case) -> list[Fix]:
     scope = source.scope_at(statement.lineno)
     stores = [s for s in source.stores(scope, carrier.name) if s.end_lineno < statement.lineno]
     start = stores[-1].end_lineno if stores else 0
-    plan = Plan(source)
+    plan, kept = Plan(source), False
     for node in source.statements(scope):
         if start < node.lineno and node.end_lineno < statement.lineno and \
                 source.statement_at(node.lineno) is node:
+            if differentiates(source, node):  # a gradient penalty differentiates through it
+                kept = kept or bool(_undetached(source, node, carrier.name))
+                continue
             for read in _undetached(source, node, carrier.name):
                 plan.replace_span(read, f"{carrier.name}.detach()")
-    return one_fix("the discriminator's loss treats the generated batch as data and trains D "
-                "only; the generator step's backward is the only one through G", plan)
+    return one_fix("the discriminator's loss treats the generated batch as data; the gradient "
+                   "penalty, which differentiates through it, still goes through G once"
+                   if kept else "the discriminator's loss treats the generated batch as data and "
+                   "trains D only; the generator step's backward is the only one through G", plan)
 
 
 def _undetached(source: Source, node: ast.AST, path: str) -> list[ast.expr]:
