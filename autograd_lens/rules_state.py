@@ -26,7 +26,8 @@ def detach_state(case: Case) -> list[Fix]:
     path = source.as_written(statement, carrier.name)  # states["north"] read as states[name]
     if already_detached(source, statement, path):
         return []  # a detach before a detach: the old graph came in some other way
-    at = _before_fill(source, path, statement)
+    fill = _before_fill(source, path, statement)
+    at = _before_steps(source, fill, case)
     indent = source.indent(at.lineno)
     lines = detach_lines(source, path, carrier.form, indent)
     for other in case.carriers[1:]:
@@ -36,7 +37,7 @@ def detach_state(case: Case) -> list[Fix]:
             lines += detach_lines(source, other.name, other.form, indent)
         elif _same_object(source, carrier, other):  # self._kvectors, then self._influence
             lines += detach_lines(source, other.name, other.form, indent)
-    kept = "." in carrier.name and source.statement_at(at.lineno) is not statement
+    kept = "." in carrier.name and source.statement_at(fill.lineno) is not statement
     return one_fix("the value kept from an earlier call comes in without its graph, and a value "
                    "filled in this call keeps it" if kept else
                    "truncated backpropagation through time: each batch's backward stops at the "
@@ -59,6 +60,22 @@ def _before_fill(source: Source, name: str, statement: ast.stmt) -> ast.stmt:
         if isinstance(holder, ast.If):
             return holder
     return statement
+
+
+def _before_steps(source: Source, at: ast.stmt, case: Case) -> ast.stmt:
+    """Where the state is read inside an inner loop over time steps (``for x in chunk:``) of
+    the loop that calls backward, the loop over the steps: the detach goes before it, once a
+    batch, not before every step (that would cut the graph between steps too)."""
+    failed = failed_call(case)
+    if failed is None or failed[0].file != source.file or \
+            source.scope_at(failed[1].lineno) is not source.scope_at(at.lineno):
+        return at
+    batch = source.loop_of(failed[1])
+    inner = source.loop_of(at)
+    if batch is None or inner is None or inner is batch:
+        return at
+    return next((s for s in batch.body if s.lineno <= at.lineno <= s.end_lineno and
+                 s.lineno <= inner.lineno), at)
 
 
 def _same_object(source: Source, carrier: Any, other: Any) -> bool:
