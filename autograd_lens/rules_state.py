@@ -7,6 +7,7 @@ returns.
 from __future__ import annotations
 
 import ast
+import re
 from typing import Any
 
 from .edit_guards import already_detached, differentiates, reads_kept_value, returned_after
@@ -203,7 +204,7 @@ def recompute_inside(case: Case) -> list[Fix]:
     stores = [s for s in source.stores(source.scope_at(carrier.line), carrier.name)
               if s.end_lineno < loop.lineno and isinstance(s, ast.Assign)]
     if not stores:
-        return []
+        return _entry_kept(case, source, loop)
     fixes = [] if reads_kept_value(source, stores[-1], loop) else one_fix(
         "computed again in every step: each step's backward goes through a new graph, so it also "
         "trains what computes it", recompute(source, carrier.name, loop.body[0]))
@@ -212,6 +213,23 @@ def recompute_inside(case: Case) -> list[Fix]:
                   "after it", with_helper(Plan(source).after(stores[-1].end_lineno, *lines), source,
                                           stores[-1].lineno, carrier.form) if lines else None)
     return fixes
+
+
+def _entry_kept(case: Case, source: Source, loop: ast.stmt) -> list[Fix]:
+    """An entry of a dict filled before the loop (``rollout = collect()``, read as
+    ``rollout["old_log_probs"]`` in every step), never assigned on its own: kept as a constant,
+    detached once just after the dict is made (it cannot be computed again by itself)."""
+    carrier = case.carriers[0]
+    found = re.fullmatch(r"([\w.]+)\[(['\"])[^'\"]*\2\]", carrier.name)
+    scope = source.scope_at(carrier.line)
+    if found is None or source.stores(scope, carrier.name):
+        return []
+    made = [s for s in source.stores(scope, found.group(1))
+            if s.end_lineno < loop.lineno and isinstance(s, ast.Assign)]
+    lines = detach_lines(source, carrier.name, carrier.form, source.indent(made[-1].lineno)) \
+        if made else []
+    return one_fix("computed once and kept as a constant: the steps train only what comes after "
+                   "it", Plan(source).after(made[-1].end_lineno, *lines) if lines else None)
 
 
 def detach_reads_before(case: Case) -> list[Fix]:

@@ -96,7 +96,26 @@ def ref_chunks() -> dict:
     return {"cell.weight_ih": cell.weight_ih, "cell.weight_hh": cell.weight_hh}
 
 
-REFERENCES = {"u4_perturbed_second_pass.py": ref_perturbed,
+def ref_soft_targets() -> dict:
+    """The teacher's soft targets computed without a graph, each round; the student alone
+    trained."""
+    torch.manual_seed(0)
+    teacher = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3))
+    student = nn.Linear(4, 3)
+    params = list(student.parameters())
+    for _ in range(2):
+        inputs = torch.randn(16, 4)
+        with torch.no_grad():
+            soft = torch.softmax(teacher(inputs) / 2.0, dim=1)
+        for _ in range(3):
+            loss = -(soft * torch.log_softmax(student(inputs), dim=1)).sum(1).mean()
+            _sgd(params, torch.autograd.grad(loss, params), 0.1)
+    return {"student.weight": student.weight, "student.bias": student.bias,
+            "teacher.0.weight": teacher[0].weight}
+
+
+REFERENCES = {"u4_entry_of_a_dict_before_epochs.py": ref_soft_targets,
+              "u4_perturbed_second_pass.py": ref_perturbed,
               "u4_renamed_loss_backward_twice.py": ref_renamed,
               "u4_weights_before_epochs.py": ref_weights,
               "u4_state_read_in_time_loop.py": ref_chunks}
