@@ -70,8 +70,10 @@ def reads_kept_value(source: Source, store: ast.stmt, loop: ast.stmt) -> bool:
 def already_detached(source: Source, statement: ast.stmt, path: str) -> bool:
     """Whether ``statement`` assigns ``path`` a value it detaches (``self.h = tuple(s.detach()
     for s in self.h)``): a detach put before it changes nothing."""
-    return path in targets(statement) and any(
-        isinstance(n, ast.Attribute) and n.attr == "detach" for n in ast.walk(statement.value))
+    value = getattr(statement, "value", None)
+    return value is not None and path in targets(statement) and bool(source.reads(value, path)) \
+        and any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and
+                n.func.attr == "detach" and not n.args for n in ast.walk(value))
 
 
 def returned_after(source: Source, store: ast.stmt, path: str) -> bool:

@@ -3,7 +3,8 @@ weights they train to equal those of the same training written by hand without t
 references below, written independently: plain gradients and hand-written update steps, the
 perturbed second pass by torch.func). Where an edit cannot do what it would say (a running value
 stored detached that the forward returns, a generated batch detached where a gradient penalty
-differentiates through it), the command gives none, and says so."""
+differentiates through it, a detach put before a line that already detaches the same name), the
+command gives none, and says so."""
 
 from __future__ import annotations
 
@@ -119,7 +120,8 @@ REFERENCES = {"u4_entry_of_a_dict_before_epochs.py": ref_soft_targets,
               "u4_renamed_loss_backward_twice.py": ref_renamed,
               "u4_weights_before_epochs.py": ref_weights,
               "u4_state_read_in_time_loop.py": ref_chunks}
-NO_EDIT = ["u4_potential_returned.py", "u4_penalty_on_mixed_batch.py"]
+NO_EDIT = ["u4_potential_returned.py", "u4_penalty_on_mixed_batch.py",
+           "u4_detach_branch_not_taken.py"]
 
 
 def command(name: str, folder: Path) -> tuple[dict, str]:
