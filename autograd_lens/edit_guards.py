@@ -55,7 +55,8 @@ def reads_kept_value(source: Source, store: ast.stmt, loop: ast.stmt) -> bool:
     for ``advantages = returns - values``): computing ``store`` again inside the loop would
     bring that value's old graph back."""
     scope = source.scope_at(store.lineno)
-    calls = {id(n.func) for n in ast.walk(store) if isinstance(n, ast.Call)}
+    calls = {id(part) for n in ast.walk(store) if isinstance(n, ast.Call)
+             for part in ast.walk(n.func)}  # ``critic`` and ``model`` in ``model.style(x)``
     for name in {n.id for n in ast.walk(store.value) if isinstance(n, ast.Name)
                  and isinstance(n.ctx, ast.Load) and id(n) not in calls}:
         stores = source.stores(scope, name)
