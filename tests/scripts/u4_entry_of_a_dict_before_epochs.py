@@ -1,4 +1,4 @@
-"""Distillation in rounds: each round a helper returns a dict with the teacher's soft targets,
+"""Distillation in rounds: each round a function returns a dict with the teacher's soft targets,
 then the student fits them for a few epochs. The teacher is not trained, but its parameters
 require grad, so the "soft" entry keeps the teacher's graph, which the first epoch's backward
 frees."""

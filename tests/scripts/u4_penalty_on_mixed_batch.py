@@ -1,5 +1,5 @@
 """A critic step with a gradient penalty on points mixed from real and generated samples: the
-penalty's helper differentiates the critic at the mixed points, its backward runs first, and the
+penalty's function differentiates the critic at the mixed points, its backward runs first, and the
 critic's loss on the generated batch then backwards through the generator's graph again. The
 generated batch detached at the penalty's call would leave the mixed points without grad, so
 that autograd.grad could not differentiate at them: no edit there."""
