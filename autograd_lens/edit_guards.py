@@ -101,5 +101,6 @@ def _handed_on(value: ast.expr | None) -> list[ast.expr]:
 def differentiates(source: Source, statement: ast.stmt) -> bool:
     """Whether ``statement`` calls ``torch.autograd.grad``, itself or in a function of this file
     it calls (the function that computes a gradient penalty)."""
-    return any(isinstance(n, ast.Call) and getattr(n.func, "attr", getattr(n.func, "id", "")) ==
-               "grad" for n in ast.walk(statement)) or bool(source.calls_within(statement, ("grad",)))
+    called = {getattr(n.func, "attr", getattr(n.func, "id", "")) for n in ast.walk(statement)
+              if isinstance(n, ast.Call)}
+    return "grad" in called or bool(source.calls_within(statement, ("grad",)))
