@@ -72,9 +72,13 @@ def already_detached(source: Source, statement: ast.stmt, path: str) -> bool:
     """Whether ``statement`` assigns ``path`` a value it detaches (``self.h = tuple(s.detach()
     for s in self.h)``): a detach put before it changes nothing."""
     value = getattr(statement, "value", None)
-    return value is not None and path in targets(statement) and bool(source.reads(value, path)) \
-        and any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and
-                n.func.attr == "detach" and not n.args for n in ast.walk(value))
+    if value is None or path not in targets(statement) or not source.reads(value, path):
+        return False
+    chosen = {id(part) for n in ast.walk(value) if isinstance(n, (ast.IfExp, ast.BoolOp))
+              for part in ast.walk(n)}  # ``h.detach() if fixed else h``: maybe not detached
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and
+               n.func.attr == "detach" and not n.args and id(n) not in chosen
+               for n in ast.walk(value))
 
 
 def returned_after(source: Source, store: ast.stmt, path: str) -> bool:
