@@ -168,6 +168,8 @@ def recompute(source: Source, path: str, before: ast.stmt) -> Plan | None:
                   and isinstance(s, ast.Assign)]
         if stores:
             store = stores[-1]
+            if _alias(source, scope, store, before):
+                return None
             indent, old = source.indent(before.lineno), source.indent(store.lineno)
             lines = [source.text(n) for n in range(store.lineno, store.end_lineno + 1)]
             if store.lineno == store.end_lineno:  # without its comment, which was about there
@@ -175,6 +177,19 @@ def recompute(source: Source, path: str, before: ast.stmt) -> Plan | None:
             moved = [indent + text[len(old):] if text.startswith(old) else text for text in lines]
             return Plan(source).before(before.lineno, *moved)
     return None
+
+
+def _alias(source: Source, scope: ast.AST, store: ast.Assign, before: ast.stmt) -> bool:
+    """Whether ``store`` only gives another name to a value (``loss = outputs["loss"]``) whose
+    own name is not assigned again before ``before``: copying it builds no new graph."""
+    value = path_of(store.value)
+    return value is not None and not any(
+        store.end_lineno < s.lineno < before.lineno for s in source.stores(scope, value))
+
+
+def _names(text: str) -> str:
+    """``text`` with one kind of quote, so that ``outputs['loss']`` is ``outputs["loss"]``."""
+    return text.replace("'", '"')
 
 
 # --- the rules ----------------------------------------------------------------------------
@@ -224,8 +239,8 @@ def rerun_forward(case: Case) -> list[Fix]:
     source, statement, call = failed
     plan = recompute(source, receiver(call), statement)
     stale = [c.name for c in case.carriers if c.kind == "old" and c.name != receiver(call)]
-    again = " ".join(line for edit in (plan.edits() if plan else []) for line in edit.new)
-    if any(re.search(rf"(?<![\w.]){re.escape(name)}(?!\w)", again) for name in stale):
+    again = _names(" ".join(line for edit in (plan.edits() if plan else []) for line in edit.new))
+    if any(re.search(rf"(?<![\w.]){re.escape(_names(name))}(?!\w)", again) for name in stale):
         return []
     return one_fix("the forward runs again, so the second backward goes through a new graph, "
                 "built from the weights as they are then", plan)

@@ -7,8 +7,10 @@ returns.
 from __future__ import annotations
 
 import ast
+import re
 from typing import Any
 
+from .edit_guards import already_detached, differentiates, reads_kept_value, returned_after
 from .edits import Plan, Source, path_of, targets
 from .backward_calls import backward_subject
 from .rules import BACKWARD, Case, Fix, detach_lines, failed_call, one_fix, recompute, \
@@ -23,7 +25,10 @@ def detach_state(case: Case) -> list[Fix]:
     if statement is None:
         return []
     path = source.as_written(statement, carrier.name)  # states["north"] read as states[name]
-    at = _before_fill(source, path, statement)
+    if already_detached(source, statement, path):
+        return []  # a detach before a detach: the old graph came in some other way
+    fill = _before_fill(source, path, statement)
+    at = _before_steps(source, fill, case)
     indent = source.indent(at.lineno)
     lines = detach_lines(source, path, carrier.form, indent)
     for other in case.carriers[1:]:
@@ -33,7 +38,7 @@ def detach_state(case: Case) -> list[Fix]:
             lines += detach_lines(source, other.name, other.form, indent)
         elif _same_object(source, carrier, other):  # self._kvectors, then self._influence
             lines += detach_lines(source, other.name, other.form, indent)
-    kept = "." in carrier.name and source.statement_at(at.lineno) is not statement
+    kept = "." in carrier.name and source.statement_at(fill.lineno) is not statement
     return one_fix("the value kept from an earlier call comes in without its graph, and a value "
                    "filled in this call keeps it" if kept else
                    "truncated backpropagation through time: each batch's backward stops at the "
@@ -58,6 +63,22 @@ def _before_fill(source: Source, name: str, statement: ast.stmt) -> ast.stmt:
     return statement
 
 
+def _before_steps(source: Source, at: ast.stmt, case: Case) -> ast.stmt:
+    """Where the state is read inside an inner loop over time steps (``for x in chunk:``) of
+    the loop that calls backward, the loop over the steps: the detach goes before it, once a
+    batch, not before every step (that would cut the graph between steps too)."""
+    failed = failed_call(case)
+    if failed is None or failed[0].file != source.file or \
+            source.scope_at(failed[1].lineno) is not source.scope_at(at.lineno):
+        return at
+    batch = source.loop_of(failed[1])
+    inner = source.loop_of(at)
+    if batch is None or inner is None or inner is batch:
+        return at
+    return next((s for s in batch.body if s.lineno <= at.lineno <= s.end_lineno and
+                 s.lineno <= inner.lineno), at)
+
+
 def _same_object(source: Source, carrier: Any, other: Any) -> bool:
     """Whether ``other`` is another attribute of the carrier's object that the same function
     reads later, with an old graph too (a second cached tensor): it needs its own detach."""
@@ -80,6 +101,8 @@ def detach_stored(case: Case) -> list[Fix]:
     plan, scope = Plan(source), source.scope_at(carrier.line)
     for other in _kept_with(case, carrier, source):  # running_mean and running_var: both
         stores = [s for s in source.stores(scope, other.name) if s.lineno >= other.line]
+        if returned_after(source, stores[0], other.name):
+            return []  # stored detached, this call's own output would lose its graph
         lines = detach_lines(source, other.name, other.form, source.indent(stores[0].lineno))
         if not lines:
             return []
@@ -197,14 +220,32 @@ def recompute_inside(case: Case) -> list[Fix]:
     stores = [s for s in source.stores(source.scope_at(carrier.line), carrier.name)
               if s.end_lineno < loop.lineno and isinstance(s, ast.Assign)]
     if not stores:
-        return []
-    fixes = one_fix("computed again in every step: each step's backward goes through a new graph, "
-                 "so it also trains what computes it", recompute(source, carrier.name, loop.body[0]))
+        return _entry_kept(case, source, loop)
+    fixes = [] if reads_kept_value(source, stores[-1], loop) else one_fix(
+        "computed again in every step: each step's backward goes through a new graph, so it also "
+        "trains what computes it", recompute(source, carrier.name, loop.body[0]))
     lines = detach_lines(source, carrier.name, carrier.form, source.indent(stores[-1].lineno))
     fixes += one_fix("computed once and kept as a constant: the steps train only what comes "
                   "after it", with_helper(Plan(source).after(stores[-1].end_lineno, *lines), source,
                                           stores[-1].lineno, carrier.form) if lines else None)
     return fixes
+
+
+def _entry_kept(case: Case, source: Source, loop: ast.stmt) -> list[Fix]:
+    """An entry of a dict filled before the loop (``rollout = collect()``, read as
+    ``rollout["old_log_probs"]`` in every step), never assigned on its own: kept as a constant,
+    detached once just after the dict is made (it cannot be computed again by itself)."""
+    carrier = case.carriers[0]
+    found = re.fullmatch(r"([\w.]+)\[(['\"])[^'\"]*\2\]", carrier.name)
+    scope = source.scope_at(carrier.line)
+    if found is None or source.stores(scope, carrier.name):
+        return []
+    made = [s for s in source.stores(scope, found.group(1))
+            if s.end_lineno < loop.lineno and isinstance(s, ast.Assign)]
+    lines = detach_lines(source, carrier.name, carrier.form, source.indent(made[-1].lineno)) \
+        if made else []
+    return one_fix("computed once and kept as a constant: the steps train only what comes after "
+                   "it", Plan(source).after(made[-1].end_lineno, *lines) if lines else None)
 
 
 def detach_reads_before(case: Case) -> list[Fix]:
@@ -216,14 +257,19 @@ def detach_reads_before(case: Case) -> list[Fix]:
     scope = source.scope_at(statement.lineno)
     stores = [s for s in source.stores(scope, carrier.name) if s.end_lineno < statement.lineno]
     start = stores[-1].end_lineno if stores else 0
-    plan = Plan(source)
+    plan, kept = Plan(source), False
     for node in source.statements(scope):
         if start < node.lineno and node.end_lineno < statement.lineno and \
                 source.statement_at(node.lineno) is node:
+            if differentiates(source, node):  # a gradient penalty differentiates through it
+                kept = kept or bool(_undetached(source, node, carrier.name))
+                continue
             for read in _undetached(source, node, carrier.name):
                 plan.replace_span(read, f"{carrier.name}.detach()")
-    return one_fix("the discriminator's loss treats the generated batch as data and trains D "
-                "only; the generator step's backward is the only one through G", plan)
+    return one_fix("the discriminator's loss treats the generated batch as data; the gradient "
+                   "penalty, which differentiates through it, still goes through G once"
+                   if kept else "the discriminator's loss treats the generated batch as data and "
+                   "trains D only; the generator step's backward is the only one through G", plan)
 
 
 def _undetached(source: Source, node: ast.AST, path: str) -> list[ast.expr]:

@@ -265,9 +265,17 @@ def steps_between(filename: str, first: int, last: int) -> bool:
     scopes = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
               and n.lineno <= last <= n.end_lineno and n.lineno <= first]
     scope = min(scopes, key=lambda n: n.end_lineno - n.lineno) if scopes else tree
-    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and
-               n.func.attr == "step" and first < n.lineno < last
+    return any(isinstance(n, ast.Call) and _steps(n) and first < n.lineno < last
                for s in _statements(scope) for n in ast.walk(s))
+
+
+def _steps(call: ast.Call) -> bool:
+    """``opt.step()``, or an optimizer's own step of another name (sharpness-aware
+    minimization's ``optimizer.first_step()``): a ``*_step`` method of an optimizer's name."""
+    if not isinstance(call.func, ast.Attribute):
+        return False
+    owner = (path_of(call.func.value) or "").split(".")[-1].lower()
+    return call.func.attr == "step" or (call.func.attr.endswith("_step") and "optim" in owner)
 
 
 def built_before(filename: str, name: str, line: int) -> int:

@@ -1,0 +1,110 @@
+"""When an edit that a rule would write cannot do what it says, as the source shows.
+
+A rule writes its edit from the source alone. Each check here finds, in the same source, a reason
+that the edit would leave the old graph in place or cut a graph this step still needs; the rule
+then gives the next fix, or none (an empty answer is honest, a guessed edit is not):
+
+- a statement computed again inside the loop that reads another value computed once before the
+  loop (its graph comes back with it);
+- a detach put before a statement that already detaches the same name (it did not run, or the
+  old graph does not come in there);
+- a running value stored detached that the same function then returns (this call's own output
+  would lose its graph);
+- a value detached where it is passed to a function that differentiates with
+  ``torch.autograd.grad`` (what it differentiates may no longer require grad).
+"""
+
+from __future__ import annotations
+
+import ast
+
+from .edits import Source, path_of, targets
+
+_FACTORIES = {"randn", "rand", "randint", "randperm", "zeros", "ones", "full", "empty", "eye",
+              "arange", "linspace", "tensor", "as_tensor", "from_numpy", "normal", "zeros_like",
+              "ones_like", "randn_like", "rand_like", "full_like", "empty_like"}
+
+
+def _data(value: ast.expr | None) -> bool:
+    """Whether ``value`` is data, never a graph: a constant, a ``torch`` factory (``torch.randn``,
+    ``torch.zeros``), or a tuple or arithmetic of those."""
+    if value is None or isinstance(value, ast.Constant):
+        return True
+    if isinstance(value, (ast.Tuple, ast.List)):
+        return all(_data(item) for item in value.elts)
+    if isinstance(value, ast.BinOp):
+        return _data(value.left) and _data(value.right)
+    if isinstance(value, ast.UnaryOp):
+        return _data(value.operand)
+    if isinstance(value, ast.Call):
+        name = path_of(value.func) or ""
+        return name.startswith("torch.") and name.split(".")[-1] in _FACTORIES
+    return False
+
+
+def _no_grad(source: Source, statement: ast.stmt) -> bool:
+    """Whether ``statement`` sits in a ``with torch.no_grad():`` block."""
+    return any(isinstance(node, ast.With) and node.lineno < statement.lineno <= node.end_lineno
+               and any("no_grad" in source.segment(item.context_expr) for item in node.items)
+               for node in ast.walk(source.scope_at(statement.lineno)))
+
+
+def reads_kept_value(source: Source, store: ast.stmt, loop: ast.stmt) -> bool:
+    """Whether ``store`` (before ``loop``) reads a name that the same function computes before
+    the loop and never again in it, from something other than data (``values = critic(obs)``
+    for ``advantages = returns - values``): computing ``store`` again inside the loop would
+    bring that value's old graph back."""
+    scope = source.scope_at(store.lineno)
+    calls = {id(part) for n in ast.walk(store) if isinstance(n, ast.Call)
+             for part in ast.walk(n.func)}  # ``critic`` and ``model`` in ``model.style(x)``
+    for name in {n.id for n in ast.walk(store.value) if isinstance(n, ast.Name)
+                 and isinstance(n.ctx, ast.Load) and id(n) not in calls}:
+        stores = source.stores(scope, name)
+        before = [s for s in stores if s.end_lineno < loop.lineno]
+        inside = [s for s in stores if loop.lineno <= s.lineno <= loop.end_lineno]
+        if before and not inside and not _data(getattr(before[-1], "value", None)) and \
+                not _no_grad(source, before[-1]):
+            return True
+    return False
+
+
+def already_detached(source: Source, statement: ast.stmt, path: str) -> bool:
+    """Whether ``statement`` assigns ``path`` a value it detaches (``self.h = tuple(s.detach()
+    for s in self.h)``): a detach put before it changes nothing."""
+    value = getattr(statement, "value", None)
+    if value is None or path not in targets(statement) or not source.reads(value, path):
+        return False
+    chosen = {id(part) for n in ast.walk(value) if isinstance(n, (ast.IfExp, ast.BoolOp))
+              for part in ast.walk(n)}  # ``h.detach() if fixed else h``: maybe not detached
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and
+               n.func.attr == "detach" and not n.args and id(n) not in chosen
+               for n in ast.walk(value))
+
+
+def returned_after(source: Source, store: ast.stmt, path: str) -> bool:
+    """Whether the function holding ``store`` returns ``path`` itself after it (``return spk,
+    self.mem``): stored detached, the value this call hands on as its output would have no graph
+    (``return out - self.center`` keeps the graph of ``out``, and a statistic used to scale or
+    to center may well be a constant)."""
+    scope = source.scope_at(store.lineno)
+    return any(isinstance(node, ast.Return) and node.lineno > store.end_lineno and
+               any(path_of(value) == path for value in _handed_on(node.value))
+               for node in source.statements(scope))
+
+
+def _handed_on(value: ast.expr | None) -> list[ast.expr]:
+    """The values a return hands on as they are: the items of a tuple or list, both branches
+    of a conditional expression, else the value itself."""
+    if isinstance(value, (ast.Tuple, ast.List)):
+        return [item for element in value.elts for item in _handed_on(element)]
+    if isinstance(value, ast.IfExp):
+        return _handed_on(value.body) + _handed_on(value.orelse)
+    return [] if value is None else [value]
+
+
+def differentiates(source: Source, statement: ast.stmt) -> bool:
+    """Whether ``statement`` calls ``torch.autograd.grad``, itself or in a function of this file
+    it calls (the function that computes a gradient penalty)."""
+    called = {getattr(n.func, "attr", getattr(n.func, "id", "")) for n in ast.walk(statement)
+              if isinstance(n, ast.Call)}
+    return "grad" in called or bool(source.calls_within(statement, ("grad",)))
