@@ -18,12 +18,18 @@ _GENERIC = ("shared_trunk", "unknown")
 # them a kept fake batch can show (a state carried through a recurrence is not one).
 _OLD_CARRIER = ("shared_trunk", "outside_loop", "hidden_state", "two_networks")
 _KEPT = ("shared_trunk", "outside_loop", "two_networks")
+# Patterns named from what holds the old graph, whatever made it old.
+_NAMED_FROM_CARRIER = _GENERIC + ("outside_loop", "hidden_state", "two_networks", "module_state",
+                                  "growing_buffer")
 
 
 def page_for(pattern: str, evidence: Any, scene: Scene) -> str | None:
     """The notebook (or chapter) for the situation, when it is not the pattern's own page."""
-    if pattern in _GENERIC and (evidence.checkpointed or scene.reentrant):
-        return "18_checkpoint"  # a checkpointed region in the old graph, run through twice
+    if pattern in _GENERIC and evidence.checkpointed or pattern in _NAMED_FROM_CARRIER and \
+            scene.reentrant:
+        # the backward a reentrant checkpoint ran inside this one; or a checkpointed region
+        # in the old graph, run through twice
+        return "18_checkpoint"
     if pattern in _GENERIC and scene.same_loss:
         return "01_backward_twice"  # the same loss built again from the same tensors
     if pattern in _KEPT and scene.critic:

@@ -18,6 +18,7 @@ from functools import cached_property
 from typing import Any
 
 import torch
+import torch.utils.checkpoint
 
 from .backward_calls import NAMES, backward_subject
 from .candidates import NOT_USERS
@@ -99,8 +100,8 @@ class Scene:
 
     @cached_property
     def reentrant(self) -> bool:
-        return self.nested and any(node_name(n).startswith("CheckpointFunction")
-                                   for n in self.order)
+        return self.nested and (any(node_name(n).startswith("CheckpointFunction")
+                                    for n in self.order) or _run_by_checkpoint())
 
     @cached_property
     def made_once(self) -> bool:
@@ -292,4 +293,19 @@ def _holds(value: Any, old: set[Any]) -> bool:
     if isinstance(value, (list, tuple)):
         return any(isinstance(v, torch.Tensor) and v.grad_fn is not None and v.grad_fn in old
                    for v in value[:200])
+    return False
+
+
+_CHECKPOINT = torch.utils.checkpoint.__file__
+
+
+def _run_by_checkpoint() -> bool:
+    """Whether the backward failing now was run by a reentrant checkpoint's backward (its
+    frame is on the stack: the graph of that inner backward, a block computed again, does not
+    hold the checkpoint's node)."""
+    frame = inspect.currentframe()
+    while frame is not None:
+        if frame.f_code.co_filename == _CHECKPOINT and frame.f_code.co_name == "backward":
+            return True
+        frame = frame.f_back
     return False

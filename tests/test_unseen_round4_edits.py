@@ -1,4 +1,4 @@
-"""The edits the command prints for the programs of tests/scripts/u4_*.py, applied and run: the
+"""The edits the command prints for the programs of tests/scripts/e4_*.py, applied and run: the
 weights they train to equal those of the same training written by hand without the mistake (the
 references below, written independently: plain gradients and hand-written update steps, the
 perturbed second pass by torch.func). Where an edit cannot do what it would say (a running value
@@ -115,13 +115,13 @@ def ref_soft_targets() -> dict:
             "teacher.0.weight": teacher[0].weight}
 
 
-REFERENCES = {"u4_entry_of_a_dict_before_epochs.py": ref_soft_targets,
-              "u4_perturbed_second_pass.py": ref_perturbed,
-              "u4_renamed_loss_backward_twice.py": ref_renamed,
-              "u4_weights_before_epochs.py": ref_weights,
-              "u4_state_read_in_time_loop.py": ref_chunks}
-NO_EDIT = ["u4_potential_returned.py", "u4_penalty_on_mixed_batch.py",
-           "u4_detach_branch_not_taken.py"]
+REFERENCES = {"e4_entry_of_a_dict_before_epochs.py": ref_soft_targets,
+              "e4_perturbed_second_pass.py": ref_perturbed,
+              "e4_renamed_loss_backward_twice.py": ref_renamed,
+              "e4_weights_before_epochs.py": ref_weights,
+              "e4_state_read_in_time_loop.py": ref_chunks}
+NO_EDIT = ["e4_potential_returned.py", "e4_penalty_on_mixed_batch.py",
+           "e4_detach_branch_not_taken.py"]
 
 
 def command(name: str, folder: Path) -> tuple[dict, str]:
