@@ -60,6 +60,9 @@ class Candidate:
     container: Any = None
 
 
+PARAMETRIZED = "parametrized"  # a weight a parametrization computes: the program cannot assign it
+
+
 def form_of(value: Any) -> str:
     """``"tensor"``, ``"tuple"``, ``"nested tuple"`` (a tuple holding tuples, as a stacked
     LSTM's per-layer ``(h, c)``), ``"list"``, ``"dict"`` or ``"object"``."""
@@ -161,9 +164,11 @@ class _Walker:
         elif isinstance(value, types.FunctionType):
             yield from self.closure(index, value, depth)
         elif _explorable(value):
+            computed = _cached_parametrizations(value) if isinstance(value, torch.nn.Module) else {}
             for name, item in _attributes(value).items():
                 yield from self.value(index, f"{path}.{name}", item, depth + 1, "attribute",
-                                      value, form_of(item), code)
+                                      value, PARAMETRIZED if name in computed else form_of(item),
+                                      code)
 
     def closure(self, index: int, function: types.FunctionType, depth: int) -> Iterator[Candidate]:
         """The variables a function closes over, named as its code names them."""

@@ -23,7 +23,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from .candidates import Candidate, find_candidates
+from .candidates import PARAMETRIZED, Candidate, find_candidates
 from .entry import Entry, Step, entry_of
 from .framework_objects import library_pass, set_aside_copies
 from .graph import breadth_first, children
@@ -228,8 +228,11 @@ def rank_candidates(view: GraphView, frames: list[Any], calls: list[Call], inpla
             continue
         names.add((entry.name, entry.line))
         kind = "old" if relation in ("frontier", "old") else "carried"
-        carrier = Carrier(entry.name, entry.file, entry.line, entry.function,
-                          _why(relation, entry, graph), kind, candidate.origin,
+        why = _why(relation, entry, graph) if candidate.form != PARAMETRIZED else (
+            f"is computed by a parametrization and kept in its cache (parametrize.cached()); "
+            f"it holds {graph}")
+        carrier = Carrier(entry.name, entry.file, entry.line, entry.function, why, kind,
+                          candidate.origin,
                           entry.update, kind == "old" and entry.outside_loop, candidate.form,
                           entry.how, write)
         score = _score(relation, entry, view.distance.get(node))

@@ -39,5 +39,9 @@ def missing_method(line: str, carriers: list[Any]) -> str | None:
 
 
 def fits(fix: Any, carriers: list[Any]) -> bool:
-    """Whether no new line of ``fix`` calls a method the carrier's form does not have."""
-    return not any(missing_method(line, carriers) for edit in fix.edits for line in edit.new)
+    """Whether no new line of ``fix`` calls a method the carrier's form does not have, or
+    assigns a weight that a parametrization computes (its cache is what holds the graph)."""
+    computed = [c.name for c in carriers if getattr(c, "form", "") == "parametrized"]
+    return not any(missing_method(line, carriers) or any(
+        re.match(rf"\s*{re.escape(name)}\s*=[^=]", line) for name in computed)
+        for edit in fix.edits for line in edit.new)
