@@ -256,9 +256,10 @@ def _found(frames: list[Any], wanted: Any) -> tuple | None:
 
 
 def steps_between(filename: str, first: int, last: int) -> bool:
-    """Whether the source calls a ``step()`` (an optimizer's) on a line after ``first`` and
-    before ``last`` of ``filename``, in the function holding ``last``: retaining the graph of
-    the call at ``first`` for a backward at ``last`` would meet weights that step changed."""
+    """Whether the source calls a ``step()`` (an optimizer's), or writes a tensor in place under
+    ``torch.no_grad()``, on a line after ``first`` and before ``last`` of ``filename``, in the
+    function holding ``last``: retaining the graph of the call at ``first`` for a backward at
+    ``last`` would meet weights that step (or write) changed."""
     tree = source_tree(filename) if filename else None
     if tree is None or first >= last:
         return False
@@ -266,7 +267,18 @@ def steps_between(filename: str, first: int, last: int) -> bool:
               and n.lineno <= last <= n.end_lineno and n.lineno <= first]
     scope = min(scopes, key=lambda n: n.end_lineno - n.lineno) if scopes else tree
     return any(isinstance(n, ast.Call) and _steps(n) and first < n.lineno < last
-               for s in _statements(scope) for n in ast.walk(s))
+               for s in _statements(scope) for n in ast.walk(s)) or any(
+        first < s.lineno < last and any(_in_place(s))
+        for block in ast.walk(scope) if _without_grad(block) for s in _statements(block))
+
+
+def _without_grad(node: ast.AST) -> bool:
+    """``with torch.no_grad():`` (or ``inference_mode``): where a program writes its weights in
+    place by hand (a step of its own, weights perturbed as sharpness-aware minimization does)."""
+    return isinstance(node, (ast.With, ast.AsyncWith)) and any(
+        (path_of(item.context_expr.func if isinstance(item.context_expr, ast.Call)
+                 else item.context_expr) or "").split(".")[-1] in ("no_grad", "inference_mode")
+        for item in node.items)
 
 
 def _steps(call: ast.Call) -> bool:
