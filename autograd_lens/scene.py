@@ -26,6 +26,7 @@ from .edits import Source
 from .graph import node_name
 from .history import Call
 from .reads import function_at, innermost_loop, path_of, source_tree
+from .source_writes import _in_place
 from .verdict import _VIEWS, _weights, leaves_of, through_weights
 
 _MODULES_LIMIT = 2000  # modules looked into for a holder of the old graph
@@ -253,14 +254,24 @@ def made_once(owner: Any, attribute: str) -> bool:
             if code is None:
                 continue
             scope = function_at(tree, code.co_firstlineno, code.co_name)
-            if scope is not None and any(_assigns(n, attribute) for n in ast.walk(scope)):
+            if scope is None:
+                continue
+            if any(_assigns(n, attribute) for n in ast.walk(scope)):
                 places.add(name)
+            if any(f"self.{attribute}" in _in_place(s) for s in ast.walk(scope)
+                   if isinstance(s, ast.stmt)):
+                places.add(name + " (in place)")  # self.bank[idx] = ..., self.bank.mul_(...)
     return places == {"__init__"}
 
 
 def _assigns(node: ast.AST, attribute: str) -> bool:
+    """Whether ``node`` assigns ``self.<attribute>`` a value (None, a placeholder that something
+    else fills, is not one)."""
     targets = node.targets if isinstance(node, ast.Assign) else \
         [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else []
+    value = getattr(node, "value", None)
+    if isinstance(value, ast.Constant) and value.value is None:
+        return False
     return any(isinstance(t, ast.Attribute) and t.attr == attribute and
                isinstance(t.value, ast.Name) and t.value.id == "self"
                for target in targets
