@@ -10,7 +10,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from test_unseen_round4_carriers import command_reports, edited_run, value
+from command_runs import command_reports, run_edited, value
 
 NAME = "carrier_weights_perturbed_between_backwards.py"
 
@@ -43,7 +43,7 @@ def test_no_retain_across_the_nudge_and_the_recompute_trains_as_the_reference(tm
     new = [line.split("#")[0].strip() for edit in found["report"]["edits"] for line in edit["new"]]
     assert "retain_graph=True" not in " ".join(new + found["report"]["alternatives"]), new
     assert "scores = model(x)" in new, new
-    space = edited_run(NAME, found["report"], tmp_path)
+    space = run_edited(NAME, found["report"]["edits"], tmp_path)
     for path, expected in reference().items():
         torch.testing.assert_close(value(space, path).detach(), expected.detach(),
                                    rtol=1e-5, atol=1e-6)

@@ -13,16 +13,13 @@ link it, and nothing printed claims an earlier call that did not happen.
 
 from __future__ import annotations
 
-import contextlib
-import io
-import json
 import re
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
-from autograd_lens.__main__ import main
+from command_runs import command_reports
 from autograd_lens.pages import page_for
 from autograd_lens.verdict import Evidence
 
@@ -40,19 +37,7 @@ def wanted(script: Path) -> tuple[str, int]:
 
 @pytest.fixture(scope="module")
 def reports(tmp_path_factory):
-    found = {}
-    folder = tmp_path_factory.mktemp("pages")
-    for name in PAGE_SCRIPTS:
-        report = folder / f"{name}.json"
-        err = io.StringIO()
-        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
-            try:
-                code = main(["--report", str(report), str(SCRIPTS / name)])
-            except SystemExit as leaving:
-                code = leaving.code
-        found[name] = {"code": code, "text": err.getvalue(),
-                       "report": json.loads(report.read_text())}
-    return found
+    return command_reports(PAGE_SCRIPTS, tmp_path_factory.mktemp("pages"))
 
 
 @pytest.mark.parametrize("name", PAGE_SCRIPTS)

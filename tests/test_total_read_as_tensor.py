@@ -12,7 +12,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from test_unseen_round4_carriers import command_reports, edited_run, value
+from command_runs import command_reports, run_edited, value
 
 NAME = "carrier_total_read_with_item.py"
 
@@ -37,7 +37,7 @@ def test_the_total_stays_a_tensor_and_the_edit_trains_as_the_reference(tmp_path)
     new = [line.split("#")[0].strip() for edit in found["report"]["edits"] for line in edit["new"]]
     assert "running = running + loss.detach()" in new and "loss.backward()" in new, new
     assert "is a tensor without a graph" in found["text"]
-    space = edited_run(NAME, found["report"], tmp_path)
+    space = run_edited(NAME, found["report"]["edits"], tmp_path)
     for path, expected in reference().items():
         torch.testing.assert_close(value(space, path).detach(), expected.detach(),
                                    rtol=1e-5, atol=1e-6)

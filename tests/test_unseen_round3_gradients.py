@@ -7,9 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import json
-import linecache
-import runpy
 from pathlib import Path
 
 import pytest
@@ -18,7 +15,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from autograd_lens.__main__ import main
-from autograd_lens.edits import Edit, apply, by_file
+from command_runs import command_reports, run_edited, value
 
 SCRIPTS = Path(__file__).parent / "scripts"
 
@@ -271,27 +268,10 @@ REFERENCES = {"u3_cache_filled_once_two_tensors.py": ref_cache,
 def edited_run(name: str, folder: Path, choice: int = 0) -> dict:
     """The program with the command's edit applied (``choice`` 0: the fix; 1, 2...: the
     alternatives it prints after "Or"), run: its globals."""
-    report = folder / "report.json"
-    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-        with contextlib.suppress(SystemExit):
-            main(["--report", str(report), str(SCRIPTS / name)])
-    found = json.loads(report.read_text())
+    found = command_reports([name], folder)[name]["report"]
     fixes = [found["edits"]] + found["alternatives"]
     assert len(fixes) == len(ALTERNATIVES.get(name, ())) + 1, fixes  # each one is checked
-    edits = [Edit(e["file"], e["line"], e["old"], tuple(e["new"])) for e in fixes[choice]]
-    (_, group), = by_file(edits).items()
-    fixed = folder / name
-    fixed.write_text("".join(apply(group, linecache.getlines(str(SCRIPTS / name)))))
-    with contextlib.redirect_stdout(io.StringIO()):
-        return runpy.run_path(str(fixed), run_name="__main__")
-
-
-def value(space: dict, path: str) -> torch.Tensor:
-    head, *rest = path.split(".")
-    found = space[head]
-    for attr in rest:  # net.0.weight: an index into a Sequential
-        found = found[int(attr)] if attr.isdigit() else getattr(found, attr)
-    return found
+    return run_edited(name, fixes[choice], folder)
 
 
 @pytest.mark.parametrize("name", sorted(REFERENCES))

@@ -14,12 +14,7 @@ the mistake (the references below).
 
 from __future__ import annotations
 
-import contextlib
-import io
-import json
-import linecache
 import re
-import runpy
 from pathlib import Path
 
 import pytest
@@ -27,8 +22,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from autograd_lens.__main__ import main
-from autograd_lens.edits import Edit, apply, by_file
+from command_runs import command_reports, run_edited, value  # noqa: F401 (used by later rounds)
 
 SCRIPTS = Path(__file__).parent / "scripts"
 ROUND4 = sorted(p.name for p in SCRIPTS.glob("u4_*.py"))
@@ -49,20 +43,6 @@ def reports(tmp_path_factory):
     return command_reports(ROUND4, tmp_path_factory.mktemp("u4"))
 
 
-def command_reports(names: list[str], folder: Path) -> dict:
-    """What the command printed, its exit code and its report, for each script of ``names``."""
-    found = {}
-    for name in names:
-        report = folder / f"{name}.json"
-        err = io.StringIO()
-        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
-            try:
-                code = main(["--report", str(report), str(SCRIPTS / name)])
-            except SystemExit as leaving:
-                code = leaving.code
-        found[name] = {"code": code, "text": err.getvalue(),
-                       "report": json.loads(report.read_text())}
-    return found
 
 
 @pytest.mark.parametrize("name", ROUND4)
@@ -139,21 +119,7 @@ def ref_memory() -> dict:
 
 
 def edited_run(name: str, report: dict, folder: Path) -> dict:
-    edits = [Edit(e["file"], e["line"], e["old"], tuple(e["new"])) for e in report["edits"]]
-    assert edits, report
-    (_, group), = by_file(edits).items()
-    fixed = folder / name
-    fixed.write_text("".join(apply(group, linecache.getlines(str(SCRIPTS / name)))))
-    with contextlib.redirect_stdout(io.StringIO()):
-        return runpy.run_path(str(fixed), run_name="__main__")
-
-
-def value(space: dict, path: str) -> torch.Tensor:
-    head, *rest = path.split(".")
-    found = space[head]
-    for attr in rest:
-        found = found[int(attr)] if attr.isdigit() else getattr(found, attr)
-    return found
+    return run_edited(name, report["edits"], folder)
 
 
 EDITS = [

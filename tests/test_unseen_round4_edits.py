@@ -11,8 +11,6 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import linecache
-import runpy
 from pathlib import Path
 
 import pytest
@@ -21,7 +19,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from autograd_lens.__main__ import main
-from autograd_lens.edits import Edit, apply, by_file
+from command_runs import run_edited, value
 
 SCRIPTS = Path(__file__).parent / "scripts"
 
@@ -137,20 +135,7 @@ def edited_run(name: str, folder: Path) -> dict:
     """The program with the command's edit applied, run: its globals."""
     found, _ = command(name, folder)
     assert found["alternatives"] == [], found["alternatives"]  # each printed edit is checked
-    edits = [Edit(e["file"], e["line"], e["old"], tuple(e["new"])) for e in found["edits"]]
-    (_, group), = by_file(edits).items()
-    fixed = folder / name
-    fixed.write_text("".join(apply(group, linecache.getlines(str(SCRIPTS / name)))))
-    with contextlib.redirect_stdout(io.StringIO()):
-        return runpy.run_path(str(fixed), run_name="__main__")
-
-
-def value(space: dict, path: str) -> torch.Tensor:
-    head, *rest = path.split(".")
-    found = space[head]
-    for attr in rest:  # net.0.weight: an index into a Sequential
-        found = found[int(attr)] if attr.isdigit() else getattr(found, attr)
-    return found
+    return run_edited(name, found["edits"], folder)
 
 
 @pytest.mark.parametrize("name", sorted(REFERENCES))

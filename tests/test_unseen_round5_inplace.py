@@ -17,7 +17,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from test_unseen_round4_carriers import command_reports, edited_run, expectations, value
+from command_runs import command_reports, run_edited, value
+from test_unseen_round4_carriers import expectations
 
 SCRIPTS = Path(__file__).parent / "scripts"
 ROUND5 = sorted(p.name for p in SCRIPTS.glob("u5_*.py"))
@@ -104,7 +105,7 @@ EDITS = [("u5_inplace_gate_on_a_read_view.py", ref_gate),
 
 @pytest.mark.parametrize("name, reference", EDITS, ids=[n for n, _ in EDITS])
 def test_the_edit_trains_as_the_reference(name, reference, reports, tmp_path):
-    space = edited_run(name, reports[name]["report"], tmp_path)
+    space = run_edited(name, reports[name]["report"]["edits"], tmp_path)
     for path, expected in reference().items():
         torch.testing.assert_close(value(space, path).detach(), expected.detach(),
                                    rtol=1e-5, atol=1e-6)

@@ -1,0 +1,54 @@
+"""The command run in-process on the programs of tests/scripts, and a program run with the edit
+it printed applied: what the tests of unseen programs share."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import linecache
+import runpy
+from pathlib import Path
+
+import torch
+
+from autograd_lens.__main__ import main
+from autograd_lens.edits import Edit, apply, by_file
+
+SCRIPTS = Path(__file__).parent / "scripts"
+
+
+def command_reports(names: list[str], folder: Path) -> dict:
+    """What the command printed, its exit code and its report, for each script of ``names``."""
+    found = {}
+    for name in names:
+        report = folder / f"{name}.json"
+        err = io.StringIO()
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+            try:
+                code = main(["--report", str(report), str(SCRIPTS / name)])
+            except SystemExit as leaving:
+                code = leaving.code
+        found[name] = {"code": code, "text": err.getvalue(),
+                       "report": json.loads(report.read_text())}
+    return found
+
+
+def run_edited(name: str, edits: list[dict], folder: Path) -> dict:
+    """The script ``name`` with ``edits`` (as a report lists them) applied, run: its globals."""
+    assert edits, f"no edit for {name}"
+    found = [Edit(e["file"], e["line"], e["old"], tuple(e["new"])) for e in edits]
+    (_, group), = by_file(found).items()
+    fixed = folder / name
+    fixed.write_text("".join(apply(group, linecache.getlines(str(SCRIPTS / name)))))
+    with contextlib.redirect_stdout(io.StringIO()):
+        return runpy.run_path(str(fixed), run_name="__main__")
+
+
+def value(space: dict, path: str) -> torch.Tensor:
+    """A tensor of a run's globals by its path (``net.0.weight``: an index into a Sequential)."""
+    head, *rest = path.split(".")
+    found = space[head]
+    for attr in rest:
+        found = found[int(attr)] if attr.isdigit() else getattr(found, attr)
+    return found
