@@ -26,9 +26,9 @@ _NAMED_FROM_CARRIER = _GENERIC + ("outside_loop", "hidden_state", "two_networks"
 def page_for(pattern: str, evidence: Any, scene: Scene) -> str | None:
     """The notebook (or chapter) for the situation, when it is not the pattern's own page."""
     if pattern in _GENERIC and evidence.checkpointed or pattern in _NAMED_FROM_CARRIER and \
-            scene.reentrant:
-        # the backward a reentrant checkpoint ran inside this one; or a checkpointed region
-        # in the old graph, run through twice
+            scene.reentrant and scene.inner:
+        # freed by a backward a reentrant checkpoint ran inside this one; or a checkpointed
+        # region in the old graph, run through twice
         return "18_checkpoint"
     if pattern in _GENERIC and scene.same_loss:
         return "01_backward_twice"  # the same loss built again from the same tensors

@@ -62,16 +62,19 @@ class Scene:
 
     def __init__(self, order: list[Any], kids: dict[Any, list[Any]], old: set[Any],
                  roots: list[Any], reaches: Any, calls: list[Call], frames: list[Any],
-                 owner: Any, carrier: Any, nested: bool) -> None:
+                 owner: Any, carrier: Any, nested: bool, inside: Any = ()) -> None:
         """``order`` the graph's nodes, ``kids`` their children, ``old`` the nodes earlier
         calls went through, ``roots`` the nodes it started from, ``reaches(node)`` whether a
         node's graph reaches an old one, ``calls`` the earlier calls newest first, ``frames``
         the user's frames innermost first, ``owner`` the object holding the top carrier (if
         any), ``carrier`` the top carrier (if any), ``nested``: the error came from a backward
-        another backward ran."""
+        another backward ran; ``inside``: the calls that the failing backward's outermost call
+        ran inside itself."""
         self.order, self.kids, self.old, self.roots = order, kids, old, roots
         self.reaches, self.frames, self.owner, self.carrier = reaches, frames, owner, carrier
         self.latest, self.nested = (calls[0] if calls else None), nested
+        # the earlier call that made the graph old was run inside the failing one's outermost call
+        self.inner = self.latest is not None and any(self.latest is call for call in inside)
 
     @cached_property
     def outer_step(self) -> bool:
