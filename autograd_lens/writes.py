@@ -94,17 +94,25 @@ def written_nodes(order: list[Any]) -> list[tuple[Any, str]]:
     return found
 
 
-def _leaves_under(node: Any) -> list[torch.Tensor]:
-    """The leaf tensors ``node`` takes, directly or through views (a weight's transpose)."""
+def _past_views(node: Any) -> list[Any]:
+    """The nodes whose outputs ``node`` takes, reached past views (a weight's transpose, a
+    reshape): leaves' nodes (holding ``variable``) and the nodes that made the other tensors."""
     found, todo = [], list(children(node))
     while todo:
         child = todo.pop()
-        variable = getattr(child, "variable", None)
-        if isinstance(variable, torch.Tensor):
-            found.append(variable)
-        elif node_name(child).startswith(_VIEWS):
+        if child is None:
+            continue
+        if node_name(child).startswith(_VIEWS):
             todo += children(child)
+        else:
+            found.append(child)
     return found
+
+
+def _leaves_under(node: Any) -> list[torch.Tensor]:
+    """The leaf tensors ``node`` takes, directly or through views (a weight's transpose)."""
+    return [c.variable for c in _past_views(node)
+            if isinstance(getattr(c, "variable", None), torch.Tensor)]
 
 
 def _matches(tensor: Any, facts: dict[str, Any]) -> bool:
@@ -182,31 +190,23 @@ def _writers(order: list[Any], op: str) -> set[str]:
 
 def _makers(node: Any) -> set[Any]:
     """The nodes that made the tensors ``node`` takes (not leaves), reached past views."""
-    makers, todo = set(), list(children(node))
-    while todo:
-        child = todo.pop()
-        if node_name(child).startswith(_VIEWS):
-            todo += children(child)
-        elif child is not None and not hasattr(child, "variable"):
-            makers.add(child)
-    return makers
+    return {c for c in _past_views(node) if not hasattr(c, "variable")}
 
 
-def _written_after(tensor: torch.Tensor, node: Any) -> bool:
+def _written_after(tensor: torch.Tensor, node: Any, makers: set[Any]) -> bool:
     """Whether ``tensor`` is the output of an in-place write of a tensor ``node`` took (its
-    node takes that tensor's maker as its input: ``attn.masked_fill_(...)`` after ``attn @ v``
-    saved ``attn``)."""
+    node takes that tensor's maker, one of ``makers``, as its input: ``attn.masked_fill_(...)``
+    after ``attn @ v`` saved ``attn``)."""
     start = tensor.grad_fn
-    return start is not None and start is not node and any(
-        c in _makers(node) for c in children(start))
+    return start is not None and start is not node and any(c in makers for c in children(start))
 
 
-def _base_writers(order: list[Any], node: Any) -> set[str]:
+def _base_writers(order: list[Any], node: Any, makers: set[Any]) -> set[str]:
     """The names (without their number) of the nodes that took, as their input, a tensor that
-    ``node`` saved, reached past views: a tensor written in place after ``node`` saved a view of
-    it (``emb *= keep`` after a linear layer read ``emb`` reshaped) is, from then on, the output
-    of the write's node, which takes the tensor's maker as its input."""
-    makers = _makers(node)
+    ``node`` saved, reached past views (its maker is one of ``makers``): a tensor written in
+    place after ``node`` saved a view of it (``emb *= keep`` after a linear layer read ``emb``
+    reshaped) is, from then on, the output of the write's node, which takes the tensor's maker
+    as its input."""
     return {node_name(n).rstrip("0123456789") for n in order if n is not node and
             not node_name(n).startswith(_VIEWS) and any(c in makers for c in children(n))}
 
@@ -233,9 +233,10 @@ def find_write(error: BaseException, written: list[tuple[Any, str]],
             return Write(node_name(node), slot, module, True, "step", *(found or ("", 0, "", "")),
                          versions)
     held = None  # a name of the program that holds the written tensor, with no write of its own
+    makers = _makers(node)
     for path, value, frame in _named(frames):
         if _matches(value, facts) and (value.grad_fn is None or _reaches(value, node) or
-                                       _written_after(value, node)):
+                                       _written_after(value, node, makers)):
             leaf = bool(value.requires_grad and value.is_leaf)
             found = op_on(path, frames)
             if found is not None:  # named as the line that writes it does (self.queue)
@@ -243,7 +244,7 @@ def find_write(error: BaseException, written: list[tuple[Any, str]],
                              versions)
             held = held or Write(node_name(node), slot, path, leaf, "op", versions=versions)
     # written under another name, in a function that has returned (squashed = gate.sigmoid_())
-    found = op_recorded(_writers(order, facts["op"]) | _base_writers(order, node), frames)
+    found = op_recorded(_writers(order, facts["op"]) | _base_writers(order, node, makers), frames)
     if found is not None:
         return Write(node_name(node), slot, found[4], False, "op", *found[:4], versions)
     if held is not None:
