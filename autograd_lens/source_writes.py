@@ -147,6 +147,12 @@ def in_place_modules(filename: str) -> dict[str, str]:
     return found
 
 
+def first_line(filename: str, statement: ast.stmt) -> str:
+    """The first line of ``statement``'s source, as written in ``filename``."""
+    return (ast.get_source_segment("".join(linecache.getlines(filename)), statement)
+            or "").split("\n")[0]
+
+
 _BLOCKS = (ast.For, ast.AsyncFor, ast.While, ast.If, ast.With, ast.AsyncWith, ast.Try)
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 
@@ -236,8 +242,7 @@ def weight_op(module: str, frames: list[Any]) -> tuple | None:
                 module and line and p.startswith((module + ".", module + "[")))), "")
         hit = _last_before(scope, line, writes)
         if hit is not None:
-            text = (ast.get_source_segment("".join(linecache.getlines(filename)), hit)
-                    or "").split("\n")[0]
+            text = first_line(filename, hit)
             written = writes(hit)
             root = written.split(".")[0]
             return filename, hit.lineno, getattr(scope, "name", "<module>"), text, \
@@ -249,8 +254,7 @@ def _found(frames: list[Any], wanted: Any) -> tuple | None:
     for filename, scope, line in _functions(frames):
         hit = _last_before(scope, line, wanted) or (_last_before(scope, 0, wanted) if line else None)
         if hit is not None:
-            text = (ast.get_source_segment("".join(linecache.getlines(filename)), hit)
-                    or "").split("\n")[0]
+            text = first_line(filename, hit)
             return filename, hit.lineno, getattr(scope, "name", "<module>"), text, wanted(hit)
     return None
 
@@ -329,8 +333,7 @@ def op_recorded(writers: set[str], frames: list[Any]) -> tuple | None:
         modules = made_in_place[filename]
         hits = [s for s in _statements(scope) if writes(s, frame)]
         if hits:  # the last: a write after the node saved the tensor
-            text = (ast.get_source_segment("".join(linecache.getlines(filename)), hits[-1])
-                    or "").split("\n")[0]
+            text = first_line(filename, hits[-1])
             return filename, hits[-1].lineno, getattr(scope, "name", "<module>"), text, \
                 writes(hits[-1], frame)
     return None
@@ -351,7 +354,6 @@ def own_write(owner: type, attribute: str) -> tuple | None:
             for method in node.body:
                 hits = [s for s in _statements(method) if wanted.intersection(_in_place(s))]
                 if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) and hits:
-                    text = (ast.get_source_segment("".join(linecache.getlines(filename)),
-                                                   hits[-1]) or "").split("\n")[0]
+                    text = first_line(filename, hits[-1])
                     return filename, hits[-1].lineno, method.name, text, f"self.{attribute}"
     return None
