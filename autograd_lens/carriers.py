@@ -13,7 +13,8 @@ Each is scored on two things, and none is dropped by a rule:
   by a caller, or assigned in the step before any read.
 
 Among candidates scored alike, one that another was computed from comes first (the shared
-``logits`` before the loss computed from them). The carriers are the candidates whose score
+``logits`` before the loss computed from them); among old ones, though, the one the earlier
+backward entered through comes first (:mod:`autograd_lens.entered_first`). The carriers are the candidates whose score
 shows that the source brings them (or their old graph) in.
 """
 
