@@ -13,7 +13,8 @@ Each is scored on two things, and none is dropped by a rule:
   by a caller, or assigned in the step before any read.
 
 Among candidates scored alike, one that another was computed from comes first (the shared
-``logits`` before the loss computed from them). The carriers are the candidates whose score
+``logits`` before the loss computed from them); among old ones, though, the one the earlier
+backward entered through comes first (:mod:`autograd_lens.entered_first`). The carriers are the candidates whose score
 shows that the source brings them (or their old graph) in.
 """
 
@@ -24,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .candidates import PARAMETRIZED, Candidate, find_candidates
+from .entered_first import entered_first
 from .entry import Entry, Step, entry_of
 from .framework_objects import library_pass, set_aside_copies
 from .graph import breadth_first, children
@@ -243,7 +245,8 @@ def rank_candidates(view: GraphView, frames: list[Any], calls: list[Call], inpla
         ranked.append((score, candidate, carrier))
     ranked.sort(key=lambda item: -item[0])
     ranked = _one_per_tensor(set_aside_copies(ranked, view, graph))
-    ranked = library_pass(_upstream_first(ranked, view), view, graph, frames, Carrier, _SHOWN)
+    ranked = entered_first(_upstream_first(ranked, view), calls, _SHOWN)
+    ranked = library_pass(ranked, view, graph, frames, Carrier, _SHOWN)
     return ranked if write is not None else _where_graphs_meet(ranked, view, frames, latest)
 
 

@@ -56,6 +56,8 @@ class Pattern:
     the program (see :func:`fixes`); ``proofs`` names the programs that prove it.
     ``across_step`` is the fix said when an optimizer's ``step()`` runs between the two calls,
     where keeping the graph (``retain_graph=True``) would meet weights changed in place.
+    ``on_weight`` is the fix said when the tensor the program wrote in place is a weight:
+    written out of place, or into a copy, the weight would stay as it was.
     """
 
     key: str
@@ -66,6 +68,7 @@ class Pattern:
     rule: Rule | None = None
     proofs: tuple[str, ...] = ()
     across_step: str = ""
+    on_weight: str = ""
 
     def links(self) -> list[str]:
         """Addresses of the published pages about this pattern: a bare name is a notebook
@@ -109,9 +112,13 @@ PATTERNS: dict[str, Pattern] = {p.key: p for p in (
     Pattern("written_in_place", "a tensor a node saved, then written in place by the program",
             "write out of place instead (y = y + 1, h = h.relu()), or write into a copy made "
             "just before the write (x = x.clone()), so the node keeps the tensor it saved",
-            ("chapters/mental_model", "10_detach", "16_module_state_with_history"),
+            ("chapters/mental_model", "10_detach", "16_module_state_with_history",
+             "08_retain_step_backward"),
             rule=rules_inplace.out_of_place,
-            proofs=("written_in_place_add", "written_in_place_relu", "written_in_place_buffer")),
+            proofs=("written_in_place_add", "written_in_place_relu", "written_in_place_buffer"),
+            on_weight="change the weight where no graph still needs its old value: right after "
+            "optimizer.step() (or before the forward), not between the forward and the "
+            "backward; written out of place or into a copy, the weight would stay as it was"),
     Pattern("accumulated_loss", "a loss accumulated as a tensor across steps",
             "call backward on each step's loss and keep a running total as a number "
             "(loss.item()); clear lists of log-probabilities or losses after each update",

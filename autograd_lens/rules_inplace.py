@@ -92,6 +92,8 @@ def after_the_step(case: Case) -> list[Fix]:
     if step.lineno > statement.lineno:  # the step comes later in a loop: the next turn
         carrier = case.carriers[0]
         entry = source.statement_at(carrier.line) if carrier.file == source.file else None
+        if entry is not None and not source.reads(entry, carrier.name):
+            entry = None  # read in a loop's header (preds.split(...)): built again, unread
         return one_fix("the carrier is built again where it enters, from the weights as the "
                        "step left them", recompute(source, carrier.name, entry)
                        if entry is not None and carrier.kind != "written" else None)

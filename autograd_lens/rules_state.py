@@ -13,6 +13,7 @@ from typing import Any
 from .edit_guards import already_detached, differentiates, reads_kept_value, returned_after
 from .edits import Plan, Source, path_of, targets
 from .backward_calls import backward_subject
+from .hook_lists import clear_before_forward
 from .rules import BACKWARD, Case, Fix, detach_lines, failed_call, one_fix, recompute, \
     top_carrier, sum_losses, with_helper
 
@@ -197,7 +198,7 @@ def clear_buffer(case: Case) -> list[Fix]:
                                       where.statements(here) for t in targets(s)} | \
         ({a.arg for a in here.args.args} if hasattr(here, "args") else set())
     if not known:
-        return []
+        return clear_before_forward(case)  # a list the object's own forward hooks fill
     plan = Plan(where).after(statement.end_lineno, f"{where.indent(statement.lineno)}"
                                                    f"{container}.clear()")
     return one_fix("each update's backward goes through what was gathered since the previous "

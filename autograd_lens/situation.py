@@ -30,6 +30,10 @@ from .source_writes import built_before, steps_between
 from .writes import Write, find_write, reached_from, written_nodes
 
 
+# The page on a weight written in place while a graph still needs its old value.
+_WEIGHT_PAGE = "08_retain_step_backward"
+
+
 @dataclass
 class Finding:
     """The diagnosis of one failed backward (see ``chapters/api.md`` for its JSON form)."""
@@ -50,8 +54,16 @@ class Finding:
         """The pattern's fix, said without keeping the graph when a step runs in between."""
         if self.pattern is None:
             return ""
+        if self.on_weight and self.pattern.on_weight:
+            return self.pattern.on_weight
         return self.pattern.across_step if self.across_step and self.pattern.across_step \
             else self.pattern.fix
+
+    @property
+    def on_weight(self) -> bool:
+        """Whether the program itself wrote in place a weight a node saved."""
+        return self.inplace and self.write is not None and self.write.weight and \
+            self.write.how == "op"
 
     @property
     def page(self) -> str:
@@ -62,6 +74,8 @@ class Finding:
             return ""
         if self.situation:
             return link(self.situation)
+        if self.on_weight and self.pattern.on_weight:
+            return link(_WEIGHT_PAGE)
         links = self.pattern.links()
         kept = self.inplace and self.carriers and self.carriers[0].kind == "written" and \
             self.carriers[0].origin == "attribute"
