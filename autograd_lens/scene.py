@@ -221,10 +221,23 @@ def from_collection(file: str, first_line: int, function: str, line: int) -> boo
     found = _subject(source, line) if source is not None else None
     loop = innermost_loop(scope, line) if found is not None else None
     loss = _resolved(source, *found) if loop is not None else None  # through ``l = loss``
-    if not isinstance(loop, ast.For) or not isinstance(loss, ast.Name):
+    if not isinstance(loop, ast.For) or loss is None:
         return False
     targets = {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
-    return loss.id in targets
+    return _scaled(loss, targets)
+
+
+def _scaled(loss: ast.expr, targets: set[str]) -> bool:
+    """Whether a loss expression is one of ``targets`` itself, or a weighting of it by
+    arithmetic with no call (``weights[name] * loss``, ``-loss / steps``); not a loss computed
+    from it (``model(x).sum()``)."""
+    if isinstance(loss, ast.Name):
+        return loss.id in targets
+    if isinstance(loss, ast.UnaryOp):
+        return _scaled(loss.operand, targets)
+    if isinstance(loss, ast.BinOp) and not any(isinstance(n, ast.Call) for n in ast.walk(loss)):
+        return _scaled(loss.left, targets) or _scaled(loss.right, targets)
+    return False
 
 
 def critic(order: list[Any], kids: dict[Any, list[Any]], old: set[Any], reaches: Any) -> bool:

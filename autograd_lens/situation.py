@@ -23,7 +23,7 @@ from .places import place
 from .pages import page_for
 from .patterns import link
 from .report import PATTERNS, Pattern
-from .scene import Scene
+from .scene import Scene, from_collection
 from .verdict import (Evidence, decide, first_saved, in_regions, is_checkpoint, leaves_of,
                       through_weights)
 from .source_writes import built_before, steps_between
@@ -154,7 +154,9 @@ def _evidence(carriers: list[tuple[Carrier, Candidate]], view: Any, order: list[
         inplace=inplace and (latest is None or latest.retained), nested=nested, latest=latest,
         carrier=carriers[0][0] if carriers else None)
     evidence.same_step = latest is not None and frame is not None and latest.where[:2] == (
-        frame.f_code.co_filename, frame.f_code.co_firstlineno) and latest.where[2] < frame.f_lineno
+        frame.f_code.co_filename, frame.f_code.co_firstlineno) and (
+        latest.where[2] < frame.f_lineno or latest.where[2] == frame.f_lineno and
+        _in_turn(latest, frame, known))
     if evidence.same_step:
         alive = alive_roots(latest, known)
         before = breadth_first(alive) if alive else list(old)
@@ -175,6 +177,15 @@ def _evidence(carriers: list[tuple[Carrier, Candidate]], view: Any, order: list[
         if carrier.kind == "carried":
             evidence.through_weights = through_weights(candidate.tensor.grad_fn, view.reaches, old)
     return evidence
+
+
+def _in_turn(latest: Call, frame: Any, known: dict[int, Any]) -> bool:
+    """Whether the earlier call, at the same line, backpropagated another loss of the collection
+    the failing call's loop walks (``for loss in losses: loss.backward()``): its root is still
+    known, and the loop takes its losses from a collection built before it."""
+    code = frame.f_code
+    return bool(alive_roots(latest, known)) and from_collection(
+        code.co_filename, code.co_firstlineno, code.co_name, frame.f_lineno)
 
 
 def _at_build(carrier: Carrier, frames: list[Any]) -> Carrier:
@@ -215,10 +226,11 @@ def _grows(container: Any, old: set[Any], calls: list[Call]) -> bool:
     return len(steps) > 1 or (bool(steps) and any(n not in old for n in nodes))
 
 
-def _known(order: list[Any], frames: list[Any]) -> dict[int, Any]:
-    """Alive nodes by sequence number: this graph's, and those of the tensors the frames'
-    variables hold (directly, or in a tuple, list or dict), where an earlier root would be."""
-    known = {sequence(n): n for n in order}
+def _known(order: list[Any], frames: list[Any], held: Any = ()) -> dict[int, Any]:
+    """Alive nodes by sequence number: this graph's, the earlier roots the watch ``held``, and
+    those of the tensors the frames' variables hold (directly, or in a tuple, list or dict),
+    where an earlier root would be."""
+    known = {sequence(n): n for n in (*held, *order)}
     for frame in frames:
         for value in list(frame.f_locals.values()):
             items = value.values() if isinstance(value, dict) else \
@@ -240,7 +252,7 @@ def _hidden(roots: list[torch.Tensor]) -> tuple[str, ...]:
 def explain(error: BaseException, roots: Any, calls: list[Call], frames: list[Any],
             old: set[Any] | None = None, nested: bool = False,
             regions: list[tuple[int, int]] = (), steps: Any = None,
-            inside: Any = ()) -> Finding:
+            inside: Any = (), held: Any = ()) -> Finding:
     """The diagnosis of ``error``, raised by a backward (or ``autograd.grad``) from ``roots``.
 
     Args:
@@ -256,13 +268,14 @@ def explain(error: BaseException, roots: Any, calls: list[Call], frames: list[An
         steps: the optimizer steps recorded while it ran (None: not recorded; see
             :mod:`autograd_lens.optimizer_steps`).
         inside: those of ``calls`` that the failing backward's outermost call ran inside itself.
+        held: root nodes of earlier calls that the watch kept (see :mod:`autograd_lens.watch`).
     """
     tensors = [t for t in as_tensors(roots) if t.grad_fn is not None]
     root_nodes = [t.grad_fn for t in tensors]
     order = breadth_first(root_nodes)
     kids = {node: children(node) for node in order}
     inplace = is_inplace_error(error)
-    known = _known(order, frames)
+    known = _known(order, frames, held)
     written = written_nodes(order) if inplace else []
     write = find_write(error, written, frames, order, steps) if written else None
     if write is not None:  # the nodes that saved what was written: where the graphs meet

@@ -43,7 +43,7 @@ class _State:
     """What the watch keeps for one thread: sequence numbers, and so the calls recorded, are a
     thread's own, and so is the count of backward calls running."""
 
-    __slots__ = ("depth", "inner", "history", "nested")
+    __slots__ = ("depth", "inner", "history", "nested", "held")
 
     def __init__(self, history: History) -> None:
         self.depth = 0  # backward calls running: more than one, a backward in a backward
@@ -53,6 +53,12 @@ class _State:
         # checkpoint's, a custom Function's autograd.grad): earlier calls for a nested one that
         # fails in the same outermost call, forgotten when it ends.
         self.nested: list[Any] = []
+        # The root nodes of the latest call, when it was a backward that freed every saved
+        # tensor of its graph (kept no graph, ran every node): which nodes that call went
+        # through, known at a failure even when its root was a temporary (``(w *
+        # loss).backward()``). A node whose saved tensors are freed holds none alive; the
+        # structure is let go at the next call.
+        self.held: tuple[Any, ...] = ()
 
 
 class _OtherThreads(threading.local):
@@ -108,7 +114,8 @@ class Watch:
                               nested=nested or thread.inner is not None,
                               regions=list(thread.history.regions),
                               steps=list(self._steps.steps),
-                              inside=list(thread.nested) if nested else [])
+                              inside=list(thread.nested) if nested else [],
+                              held=[n for n in thread.held if n is not None])
         except Exception:  # noqa: BLE001 - explaining must never add an error of its own
             finding = None
         if nested:
@@ -154,8 +161,8 @@ class Watch:
             if not depth:
                 state.inner = None
             grad = kwargs.get("accumulate_grad", True) is False
-            call = make_call(outputs[0] if len(outputs) == 1 else outputs,
-                             args[1] or args[2] if len(args) > 2 else False,
+            retained = args[1] or args[2] if len(args) > 2 else False
+            call = make_call(outputs[0] if len(outputs) == 1 else outputs, retained,
                              "grad" if grad else "backward",
                              args[3] if grad and len(args) > 3 else None,
                              None, 3)  # the user is above this wrapper and torch's backward
@@ -164,6 +171,8 @@ class Watch:
                     state.nested.append(as_call(call))
                 else:
                     state.history.records.append(call)
+                    state.held = () if grad or retained or len(args) > 3 and args[3] else \
+                        tuple(t.grad_fn for t in outputs)
             return result
         return wrapper
 
@@ -177,6 +186,7 @@ class Watch:
 
     def __exit__(self, *exc_info: Any) -> None:
         self._steps.__exit__()
+        self._main.held = ()
         stop_recording(self.history)
         while self._saved:
             owner, name, original = self._saved.pop()
