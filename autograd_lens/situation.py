@@ -155,8 +155,8 @@ def _evidence(carriers: list[tuple[Carrier, Candidate]], view: Any, order: list[
         carrier=carriers[0][0] if carriers else None)
     evidence.same_step = latest is not None and frame is not None and latest.where[:2] == (
         frame.f_code.co_filename, frame.f_code.co_firstlineno) and (
-        latest.where[2] < frame.f_lineno or latest.where[2] == frame.f_lineno and
-        _in_turn(latest, frame, known))
+        latest.where[2] < frame.f_lineno or bool(alive_roots(latest, known)) and
+        _in_turn(latest, frames))
     if evidence.same_step:
         alive = alive_roots(latest, known)
         before = breadth_first(alive) if alive else list(old)
@@ -179,13 +179,16 @@ def _evidence(carriers: list[tuple[Carrier, Candidate]], view: Any, order: list[
     return evidence
 
 
-def _in_turn(latest: Call, frame: Any, known: dict[int, Any]) -> bool:
-    """Whether the earlier call, at the same line, backpropagated another loss of the collection
-    the failing call's loop walks (``for loss in losses: loss.backward()``): its root is still
-    known, and the loop takes its losses from a collection built before it."""
-    code = frame.f_code
-    return bool(alive_roots(latest, known)) and from_collection(
-        code.co_filename, code.co_firstlineno, code.co_name, frame.f_lineno)
+def _in_turn(latest: Call | None, frames: list[Any]) -> bool:
+    """Whether the latest call ran at the failing call's line, in a loop that takes its losses
+    from a collection built before it (``for loss in losses: (w * loss).backward()``): the
+    losses of one forward backpropagated in turn. Only then are the roots the watch held read:
+    elsewhere the old graph is told by sequence numbers (see :func:`history.old_nodes`)."""
+    if latest is None or not frames:
+        return False
+    code = frames[0].f_code
+    return latest.where == (code.co_filename, code.co_firstlineno, frames[0].f_lineno) and \
+        from_collection(code.co_filename, code.co_firstlineno, code.co_name, frames[0].f_lineno)
 
 
 def _at_build(carrier: Carrier, frames: list[Any]) -> Carrier:
@@ -275,7 +278,7 @@ def explain(error: BaseException, roots: Any, calls: list[Call], frames: list[An
     order = breadth_first(root_nodes)
     kids = {node: children(node) for node in order}
     inplace = is_inplace_error(error)
-    known = _known(order, frames, held)
+    known = _known(order, frames, held if _in_turn(calls[-1] if calls else None, frames) else ())
     written = written_nodes(order) if inplace else []
     write = find_write(error, written, frames, order, steps) if written else None
     if write is not None:  # the nodes that saved what was written: where the graphs meet
