@@ -52,3 +52,16 @@ def backward_subject(call: ast.Call) -> ast.expr | None:
             inner.func.attr == "scale" and inner.args:
         return inner.args[0]
     return inner
+
+
+def scaled_target(loss: ast.expr, targets: set[str]) -> bool:
+    """Whether a loss expression is one of ``targets`` itself, or a weighting of it by
+    arithmetic with no call (``weights[name] * loss``, ``-loss / steps``); not a loss computed
+    from it (``model(x).sum()``)."""
+    if isinstance(loss, ast.Name):
+        return loss.id in targets
+    if isinstance(loss, ast.UnaryOp):
+        return scaled_target(loss.operand, targets)
+    if isinstance(loss, ast.BinOp) and not any(isinstance(n, ast.Call) for n in ast.walk(loss)):
+        return scaled_target(loss.left, targets) or scaled_target(loss.right, targets)
+    return False

@@ -20,7 +20,7 @@ from typing import Any
 import torch
 import torch.utils.checkpoint
 
-from .backward_calls import NAMES, backward_subject
+from .backward_calls import NAMES, backward_subject, scaled_target
 from .candidates import NOT_USERS
 from .edits import Source
 from .graph import node_name
@@ -224,20 +224,7 @@ def from_collection(file: str, first_line: int, function: str, line: int) -> boo
     if not isinstance(loop, ast.For) or loss is None:
         return False
     targets = {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
-    return _scaled(loss, targets)
-
-
-def _scaled(loss: ast.expr, targets: set[str]) -> bool:
-    """Whether a loss expression is one of ``targets`` itself, or a weighting of it by
-    arithmetic with no call (``weights[name] * loss``, ``-loss / steps``); not a loss computed
-    from it (``model(x).sum()``)."""
-    if isinstance(loss, ast.Name):
-        return loss.id in targets
-    if isinstance(loss, ast.UnaryOp):
-        return _scaled(loss.operand, targets)
-    if isinstance(loss, ast.BinOp) and not any(isinstance(n, ast.Call) for n in ast.walk(loss)):
-        return _scaled(loss.left, targets) or _scaled(loss.right, targets)
-    return False
+    return scaled_target(loss, targets)
 
 
 def critic(order: list[Any], kids: dict[Any, list[Any]], old: set[Any], reaches: Any) -> bool:

@@ -172,6 +172,7 @@ class Watch:
                 else:
                     state.history.records.append(call)
                     state.held = () if grad or retained or len(args) > 3 and args[3] else \
+                        (outputs[0].grad_fn,) if len(outputs) == 1 else \
                         tuple(t.grad_fn for t in outputs)
             return result
         return wrapper

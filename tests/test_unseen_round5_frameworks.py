@@ -14,9 +14,11 @@ from pathlib import Path
 
 import pytest
 import torch
+import torch.nn.functional as F
+from torch import nn
 
 from autograd_lens.watch import Watch
-from command_runs import command_reports
+from command_runs import command_reports, run_edited, value
 
 SCRIPTS = Path(__file__).parent / "scripts"
 ROUND5 = sorted(p.name for p in SCRIPTS.glob("f5_*.py"))
@@ -59,3 +61,75 @@ def test_the_kept_root_holds_no_saved_tensor():
             del middle
             gc.collect()
             assert gone() is None, keep
+
+
+def ref_weighted(in_turn: bool) -> dict:
+    """f5_weighted_losses_of_a_dict written by hand: one backward of the weighted sum, or each
+    weighted loss backpropagated in turn with the graph kept."""
+    torch.manual_seed(7)
+    trunk = nn.Sequential(nn.Linear(6, 16), nn.Tanh())
+    classify, regress = nn.Linear(16, 4), nn.Linear(16, 2)
+    opt = torch.optim.Adam([*trunk.parameters(), *classify.parameters(),
+                            *regress.parameters()], lr=0.01)
+    data, kinds, targets = torch.randn(10, 6), torch.randint(0, 4, (10,)), torch.randn(10, 2)
+    for _ in range(3):
+        opt.zero_grad()
+        features = trunk(data)
+        cls = F.cross_entropy(classify(features), kinds)
+        reg = F.smooth_l1_loss(regress(features), targets)
+        if in_turn:
+            cls.backward(retain_graph=True)
+            (0.3 * reg).backward()
+        else:
+            (cls + 0.3 * reg).backward()
+        opt.step()
+    return {"trunk.0.weight": trunk[0].weight, "classify.weight": classify.weight,
+            "regress.weight": regress.weight}
+
+
+def ref_scaled(in_turn: bool) -> dict:
+    """f5_scaled_task_losses_in_turn written by hand, likewise."""
+    torch.manual_seed(11)
+    encoder = nn.Sequential(nn.Linear(8, 20), nn.SiLU(), nn.Linear(20, 20), nn.SiLU())
+    segment, count = nn.Linear(20, 5), nn.Linear(20, 1)
+    opt = torch.optim.SGD([*encoder.parameters(), *segment.parameters(),
+                           *count.parameters()], lr=0.05)
+    scaler = torch.amp.GradScaler("cpu")
+    pixels, classes, totals = torch.randn(12, 8), torch.randint(0, 5, (12,)), torch.rand(12, 1)
+    for _ in range(2):
+        opt.zero_grad()
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            code = encoder(pixels)
+            seg = F.cross_entropy(segment(code).float(), classes)
+            cnt = F.l1_loss(count(code).float(), totals)
+        if in_turn:
+            scaler.scale(0.7 * seg).backward(retain_graph=True)
+            scaler.scale(0.3 * cnt).backward()
+        else:
+            scaler.scale(0.7 * seg + 0.3 * cnt).backward()
+        scaler.step(opt)
+        scaler.update()
+    return {"encoder.0.weight": encoder[0].weight, "segment.weight": segment.weight,
+            "count.weight": count.weight}
+
+
+@pytest.mark.parametrize("name, reference", [("f5_weighted_losses_of_a_dict.py", ref_weighted),
+                                             ("f5_scaled_task_losses_in_turn.py", ref_scaled)])
+def test_each_printed_edit_trains_as_written_by_hand(name, reference, reports, tmp_path):
+    """The summed backward, and the loop keeping the graph, each applied and run: the weights
+    they train are those of the same program written by hand."""
+    fixes = reports[name]["report"]["edits"], reports[name]["report"]["alternatives"]
+    assert fixes[0] and len(fixes[1]) == 1, reports[name]["text"]
+    for edits, in_turn in ((fixes[0], False), (fixes[1][0], True)):
+        space = run_edited(name, edits, tmp_path)
+        for path, want in reference(in_turn).items():
+            assert torch.equal(value(space, path), want), (path, in_turn)
+
+
+@pytest.mark.parametrize("reference, close", [(ref_weighted, 1e-6), (ref_scaled, 1e-4)])
+def test_losses_kept_in_turn_train_as_their_sum(reference, close):
+    """What the second edit says: backpropagating in turn with the graph kept gives the
+    gradients of one backward of the sum, up to round-off (of bfloat16 under autocast)."""
+    in_turn, summed = reference(True), reference(False)
+    for path, want in summed.items():
+        assert torch.allclose(in_turn[path], want, rtol=0, atol=close), path
