@@ -279,6 +279,7 @@ def shown(ranked: list[tuple[float, Candidate, Carrier]],
     loss being backwarded (one of ``roots``) only when it comes first."""
     if not ranked:
         return []
+
     def is_root(found: Candidate, carrier: Carrier) -> bool:
         return carrier.kind != "old" and found.tensor.grad_fn in roots
 
@@ -287,6 +288,17 @@ def shown(ranked: list[tuple[float, Candidate, Carrier]],
     return _collapse([(carrier, found) for i, (score, found, carrier) in enumerate(ranked)
                       if (best if i == 0 else score) >= least
                       and (i == 0 or not is_root(found, carrier))])
+
+
+def shown_in_turn(ranked: list[tuple[float, Candidate, Carrier]],
+                  roots: Any = ()) -> list[tuple[Carrier, Candidate]]:
+    """For losses of one forward backpropagated in turn, when no name holds the shared part (it
+    stays inside the model's forward): the tensors computed in this step over it, best first,
+    as :func:`shown` would show them if the best reached the least score."""
+    if not ranked:
+        return []
+    lift = max(0.0, _SHOWN - ranked[0][0])
+    return shown([(score + lift, found, carrier) for score, found, carrier in ranked], roots)
 
 
 def _collapse(pairs: list[tuple[Carrier, Any]]) -> list[tuple[Carrier, Any]]:

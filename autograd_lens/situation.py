@@ -14,7 +14,7 @@ from typing import Any
 import torch
 
 from .candidates import Candidate
-from .carriers import Carrier, GraphView, rank_candidates, shown
+from .carriers import Carrier, GraphView, rank_candidates, shown, shown_in_turn
 from .diagnose import diagnose
 from .errors import is_inplace_error
 from .graph import breadth_first, children, node_name
@@ -278,7 +278,8 @@ def explain(error: BaseException, roots: Any, calls: list[Call], frames: list[An
     order = breadth_first(root_nodes)
     kids = {node: children(node) for node in order}
     inplace = is_inplace_error(error)
-    known = _known(order, frames, held if _in_turn(calls[-1] if calls else None, frames) else ())
+    turn = _in_turn(calls[-1] if calls else None, frames)
+    known = _known(order, frames, held if turn else ())
     written = written_nodes(order) if inplace else []
     write = find_write(error, written, frames, order, steps) if written else None
     if write is not None:  # the nodes that saved what was written: where the graphs meet
@@ -299,7 +300,8 @@ def explain(error: BaseException, roots: Any, calls: list[Call], frames: list[An
         ranked = [(s, found, dataclasses.replace(c, write=write) if found.tensor.grad_fn in
                    root_nodes else _at_build(dataclasses.replace(c, write=write), frames))
                   for s, found, c in ranked]  # the loss backwarded: named where it is
-    carriers = shown(ranked, set(root_nodes))
+    carriers = shown(ranked, set(root_nodes)) or (
+        shown_in_turn(ranked, set(root_nodes)) if turn and write is None else [])
     evidence = _evidence(carriers, view, order, kids, old, root_nodes, used, inplace, frames,
                          known, nested, list(regions))
     evidence.write = write

@@ -2,8 +2,11 @@
 ``scaler.scale(w * loss).backward()``), on programs of tests/scripts/f5_*.py, each failing on
 the command as it was before them: the earlier call's root is gone at the failure, and the
 nodes of the second loss, made before that call, were taken for old ones (a list kept across
-updates). The watch keeps the latest freeing backward's root nodes, so which nodes it went
-through is known; a genuine buffer keeps its page, and the kept nodes hold no saved tensor.
+updates), with an edit that cleared the list inside the loop. The watch keeps the latest
+freeing backward's root nodes, so which nodes it went through is known: the page of two losses
+over one forward, a tensor over the shared part named (also when the shared part stays inside
+the model's forward), and two edits, each run and compared with the program written by hand.
+A genuine buffer keeps its page, and the kept nodes hold no saved tensor.
 """
 
 from __future__ import annotations
@@ -113,8 +116,40 @@ def ref_scaled(in_turn: bool) -> dict:
             "count.weight": count.weight}
 
 
+def ref_heads(in_turn: bool) -> dict:
+    """f5_heads_inside_forward written by hand, likewise."""
+    torch.manual_seed(3)
+    body = nn.Sequential(nn.Linear(5, 12), nn.ReLU(), nn.Linear(12, 12), nn.ReLU())
+    left, right = nn.Linear(12, 2), nn.Linear(12, 1)
+    opt = torch.optim.SGD([*body.parameters(), *left.parameters(), *right.parameters()], lr=0.1)
+    x, side, size = torch.randn(9, 5), torch.randint(0, 2, (9,)), torch.randn(9, 1)
+    for _ in range(2):
+        opt.zero_grad()
+        shared = body(x)
+        first, second = F.cross_entropy(left(shared), side), F.mse_loss(right(shared), size)
+        if in_turn:
+            (first / 2).backward(retain_graph=True)
+            (second / 2).backward()
+        else:
+            (0 + first / 2 + second / 2).backward()
+        opt.step()
+    return {"model.body.0.weight": body[0].weight, "model.body.2.weight": body[2].weight,
+            "model.right.weight": right.weight}
+
+
+def test_a_shared_part_inside_forward_is_named_by_what_it_computes(reports):
+    """The shared part stays inside the model's forward: the head output computed over it, which
+    the second loss reads, is named, as computed in this step from the freed graph."""
+    found = reports["f5_heads_inside_forward.py"]
+    first = found["report"]["carriers"][0]
+    assert (first["name"], first["line"]) == ("guess", 29), found["text"]
+    assert first["why"].startswith("is computed in this step from a graph that the backward at "
+                                   "f5_heads_inside_forward.py:29 already went through"), first
+
+
 @pytest.mark.parametrize("name, reference", [("f5_weighted_losses_of_a_dict.py", ref_weighted),
-                                             ("f5_scaled_task_losses_in_turn.py", ref_scaled)])
+                                             ("f5_scaled_task_losses_in_turn.py", ref_scaled),
+                                             ("f5_heads_inside_forward.py", ref_heads)])
 def test_each_printed_edit_trains_as_written_by_hand(name, reference, reports, tmp_path):
     """The summed backward, and the loop keeping the graph, each applied and run: the weights
     they train are those of the same program written by hand."""
@@ -126,7 +161,8 @@ def test_each_printed_edit_trains_as_written_by_hand(name, reference, reports, t
             assert torch.equal(value(space, path), want), (path, in_turn)
 
 
-@pytest.mark.parametrize("reference, close", [(ref_weighted, 1e-6), (ref_scaled, 1e-4)])
+@pytest.mark.parametrize("reference, close", [(ref_weighted, 1e-6), (ref_scaled, 1e-4),
+                                              (ref_heads, 1e-6)])
 def test_losses_kept_in_turn_train_as_their_sum(reference, close):
     """What the second edit says: backpropagating in turn with the graph kept gives the
     gradients of one backward of the sum, up to round-off (of bfloat16 under autocast)."""
