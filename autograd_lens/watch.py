@@ -3,8 +3,10 @@
 :class:`Watch` replaces the function through which ``torch.autograd.backward`` (which
 ``Tensor.backward`` calls) and ``torch.autograd.grad`` run the engine with a thin wrapper while
 it is active. A call that works is recorded in a few microseconds (see
-:mod:`autograd_lens.history`: weak references and a sequence number, nothing that keeps a tensor
-alive). A call that raises the freed-graph or in-place error is explained at that moment, while
+:mod:`autograd_lens.history`: sequence numbers, nothing that keeps a tensor alive). Besides, the
+root node of the latest backward that freed its graph is kept until the next call: its saved
+tensors are freed, so it holds none, only the nodes of its graph and the leaves they reach. A
+call that raises the freed-graph or in-place error is explained at that moment, while
 the program's frames still hold its variables, and handed to ``on_failure``; the error itself
 goes on unchanged, and the wrapper's frame is left out of its traceback (see
 :mod:`autograd_lens.unseen`). Each thread has its own count of the backward calls running in it.
@@ -56,8 +58,8 @@ class _State:
         # The root nodes of the latest call, when it was a backward that freed every saved
         # tensor of its graph (kept no graph, ran every node): which nodes that call went
         # through, known at a failure even when its root was a temporary (``(w *
-        # loss).backward()``). A node whose saved tensors are freed holds none alive; the
-        # structure is let go at the next call.
+        # loss).backward()``). A node whose saved tensors are freed holds none alive (only its
+        # graph's nodes, and the leaves they reach); all is let go at the next call.
         self.held: tuple[Any, ...] = ()
 
 
