@@ -279,7 +279,6 @@ def shown(ranked: list[tuple[float, Candidate, Carrier]],
     loss being backwarded (one of ``roots``) only when it comes first."""
     if not ranked:
         return []
-
     def is_root(found: Candidate, carrier: Carrier) -> bool:
         return carrier.kind != "old" and found.tensor.grad_fn in roots
 
