@@ -19,11 +19,12 @@ from .diagnose import diagnose
 from .errors import is_inplace_error
 from .graph import breadth_first, children, node_name
 from .history import Call, alive_roots, as_tensors, old_nodes, sequence
+from .in_turn import in_turn, went_in_turn
 from .places import place
 from .pages import page_for
 from .patterns import link
 from .report import PATTERNS, Pattern
-from .scene import Scene, from_collection
+from .scene import Scene
 from .verdict import (Evidence, decide, first_saved, in_regions, is_checkpoint, leaves_of,
                       through_weights)
 from .source_writes import built_before, steps_between
@@ -143,8 +144,9 @@ def written_lines(write: Write | None) -> list[str]:
 def _evidence(carriers: list[tuple[Carrier, Candidate]], view: Any, order: list[Any], kids: dict[Any, list[Any]],
               old: set[Any], roots: list[Any], calls: list[Call], inplace: bool,
               frames: list[Any], known: dict[int, Any], nested: bool,
-              regions: list[tuple[int, int]]) -> Evidence:
-    """What the carriers, the graph between the two calls and the recorded calls show."""
+              regions: list[tuple[int, int]], turn: bool = False) -> Evidence:
+    """What the carriers, the graph between the two calls and the recorded calls show
+    (``turn``: the earlier call was an earlier pass of the failing call's loop over losses)."""
     latest = calls[0] if calls else None
     frame = frames[0] if frames else None
     saved_first = first_saved(view.frontier, old)
@@ -155,8 +157,7 @@ def _evidence(carriers: list[tuple[Carrier, Candidate]], view: Any, order: list[
         carrier=carriers[0][0] if carriers else None)
     evidence.same_step = latest is not None and frame is not None and latest.where[:2] == (
         frame.f_code.co_filename, frame.f_code.co_firstlineno) and (
-        latest.where[2] < frame.f_lineno or bool(alive_roots(latest, known)) and
-        _in_turn(latest, frames))
+        latest.where[2] < frame.f_lineno or turn)
     if evidence.same_step:
         alive = alive_roots(latest, known)
         before = breadth_first(alive) if alive else list(old)
@@ -177,18 +178,6 @@ def _evidence(carriers: list[tuple[Carrier, Candidate]], view: Any, order: list[
         if carrier.kind == "carried":
             evidence.through_weights = through_weights(candidate.tensor.grad_fn, view.reaches, old)
     return evidence
-
-
-def _in_turn(latest: Call | None, frames: list[Any]) -> bool:
-    """Whether the latest call ran at the failing call's line, in a loop that takes its losses
-    from a collection built before it (``for loss in losses: (w * loss).backward()``): the
-    losses of one forward backpropagated in turn. Only then are the roots the watch held read:
-    elsewhere the old graph is told by sequence numbers (see :func:`history.old_nodes`)."""
-    if latest is None or not frames:
-        return False
-    code = frames[0].f_code
-    return latest.where == (code.co_filename, code.co_firstlineno, frames[0].f_lineno) and \
-        from_collection(code.co_filename, code.co_firstlineno, code.co_name, frames[0].f_lineno)
 
 
 def _at_build(carrier: Carrier, frames: list[Any]) -> Carrier:
@@ -229,11 +218,10 @@ def _grows(container: Any, old: set[Any], calls: list[Call]) -> bool:
     return len(steps) > 1 or (bool(steps) and any(n not in old for n in nodes))
 
 
-def _known(order: list[Any], frames: list[Any], held: Any = ()) -> dict[int, Any]:
-    """Alive nodes by sequence number: this graph's, the earlier roots the watch ``held``, and
-    those of the tensors the frames' variables hold (directly, or in a tuple, list or dict),
-    where an earlier root would be."""
-    known = {sequence(n): n for n in (*held, *order)}
+def _known(order: list[Any], frames: list[Any]) -> dict[int, Any]:
+    """Alive nodes by sequence number: this graph's, and those of the tensors the frames'
+    variables hold (directly, or in a tuple, list or dict), where an earlier root would be."""
+    known = {sequence(n): n for n in order}
     for frame in frames:
         for value in list(frame.f_locals.values()):
             items = value.values() if isinstance(value, dict) else \
@@ -255,7 +243,7 @@ def _hidden(roots: list[torch.Tensor]) -> tuple[str, ...]:
 def explain(error: BaseException, roots: Any, calls: list[Call], frames: list[Any],
             old: set[Any] | None = None, nested: bool = False,
             regions: list[tuple[int, int]] = (), steps: Any = None,
-            inside: Any = (), held: Any = ()) -> Finding:
+            inside: Any = ()) -> Finding:
     """The diagnosis of ``error``, raised by a backward (or ``autograd.grad``) from ``roots``.
 
     Args:
@@ -271,19 +259,23 @@ def explain(error: BaseException, roots: Any, calls: list[Call], frames: list[An
         steps: the optimizer steps recorded while it ran (None: not recorded; see
             :mod:`autograd_lens.optimizer_steps`).
         inside: those of ``calls`` that the failing backward's outermost call ran inside itself.
-        held: root nodes of earlier calls that the watch kept (see :mod:`autograd_lens.watch`).
     """
     tensors = [t for t in as_tensors(roots) if t.grad_fn is not None]
     root_nodes = [t.grad_fn for t in tensors]
     order = breadth_first(root_nodes)
     kids = {node: children(node) for node in order}
     inplace = is_inplace_error(error)
-    turn = _in_turn(calls[-1] if calls else None, frames)
-    known = _known(order, frames, held if turn else ())
+    known = _known(order, frames)
+    # losses of one forward backpropagated in turn: the nodes the loop's earlier passes went
+    # through, known from its collection (see autograd_lens.in_turn)
+    went = went_in_turn(frames[0], order) if in_turn(calls[-1] if calls else None, frames) \
+        else set()
     written = written_nodes(order) if inplace else []
     write = find_write(error, written, frames, order, steps) if written else None
     if write is not None:  # the nodes that saved what was written: where the graphs meet
         old, used = {node for node, _ in written}, old_nodes(order, list(calls), True, known)[1]
+    elif old is None and went:
+        old, used = went, [calls[-1]]
     elif old is None:
         old, used = old_nodes(order, list(calls), inplace, known)
         if not old and nested:  # a nested backward freed what the outer one retained
@@ -301,9 +293,9 @@ def explain(error: BaseException, roots: Any, calls: list[Call], frames: list[An
                    root_nodes else _at_build(dataclasses.replace(c, write=write), frames))
                   for s, found, c in ranked]  # the loss backwarded: named where it is
     carriers = shown(ranked, set(root_nodes)) or (
-        shown_in_turn(ranked, set(root_nodes)) if turn and write is None else [])
+        shown_in_turn(ranked, set(root_nodes)) if went and write is None else [])
     evidence = _evidence(carriers, view, order, kids, old, root_nodes, used, inplace, frames,
-                         known, nested, list(regions))
+                         known, nested, list(regions), bool(went))
     evidence.write = write
     frontier = [node_name(n) for n in view.frontier]
     named = _written_first(write, [c for c, _ in carriers])

@@ -3,10 +3,8 @@
 :class:`Watch` replaces the function through which ``torch.autograd.backward`` (which
 ``Tensor.backward`` calls) and ``torch.autograd.grad`` run the engine with a thin wrapper while
 it is active. A call that works is recorded in a few microseconds (see
-:mod:`autograd_lens.history`: sequence numbers, nothing that keeps a tensor alive). Besides, the
-root node of the latest backward that freed its graph is kept until the next call: its saved
-tensors are freed, so it holds none, only the nodes of its graph and the leaves they reach. A
-call that raises the freed-graph or in-place error is explained at that moment, while
+:mod:`autograd_lens.history`: weak references and a sequence number, nothing that keeps a tensor
+alive). A call that raises the freed-graph or in-place error is explained at that moment, while
 the program's frames still hold its variables, and handed to ``on_failure``; the error itself
 goes on unchanged, and the wrapper's frame is left out of its traceback (see
 :mod:`autograd_lens.unseen`). Each thread has its own count of the backward calls running in it.
@@ -45,7 +43,7 @@ class _State:
     """What the watch keeps for one thread: sequence numbers, and so the calls recorded, are a
     thread's own, and so is the count of backward calls running."""
 
-    __slots__ = ("depth", "inner", "history", "nested", "held")
+    __slots__ = ("depth", "inner", "history", "nested")
 
     def __init__(self, history: History) -> None:
         self.depth = 0  # backward calls running: more than one, a backward in a backward
@@ -55,12 +53,6 @@ class _State:
         # checkpoint's, a custom Function's autograd.grad): earlier calls for a nested one that
         # fails in the same outermost call, forgotten when it ends.
         self.nested: list[Any] = []
-        # The root nodes of the latest call, when it was a backward that freed every saved
-        # tensor of its graph (kept no graph, ran every node): which nodes that call went
-        # through, known at a failure even when its root was a temporary (``(w *
-        # loss).backward()``). A node whose saved tensors are freed holds none alive (only its
-        # graph's nodes, and the leaves they reach); all is let go at the next call.
-        self.held: tuple[Any, ...] = ()
 
 
 class _OtherThreads(threading.local):
@@ -116,8 +108,7 @@ class Watch:
                               nested=nested or thread.inner is not None,
                               regions=list(thread.history.regions),
                               steps=list(self._steps.steps),
-                              inside=list(thread.nested) if nested else [],
-                              held=[n for n in thread.held if n is not None])
+                              inside=list(thread.nested) if nested else [])
         except Exception:  # noqa: BLE001 - explaining must never add an error of its own
             finding = None
         if nested:
@@ -163,8 +154,8 @@ class Watch:
             if not depth:
                 state.inner = None
             grad = kwargs.get("accumulate_grad", True) is False
-            retained = args[1] or args[2] if len(args) > 2 else False
-            call = make_call(outputs[0] if len(outputs) == 1 else outputs, retained,
+            call = make_call(outputs[0] if len(outputs) == 1 else outputs,
+                             args[1] or args[2] if len(args) > 2 else False,
                              "grad" if grad else "backward",
                              args[3] if grad and len(args) > 3 else None,
                              None, 3)  # the user is above this wrapper and torch's backward
@@ -173,9 +164,6 @@ class Watch:
                     state.nested.append(as_call(call))
                 else:
                     state.history.records.append(call)
-                    state.held = () if grad or retained or len(args) > 3 and args[3] else \
-                        (outputs[0].grad_fn,) if len(outputs) == 1 else \
-                        tuple(t.grad_fn for t in outputs)
             return result
         return wrapper
 
@@ -189,7 +177,6 @@ class Watch:
 
     def __exit__(self, *exc_info: Any) -> None:
         self._steps.__exit__()
-        self._main.held = ()
         stop_recording(self.history)
         while self._saved:
             owner, name, original = self._saved.pop()

@@ -2,11 +2,11 @@
 ``scaler.scale(w * loss).backward()``), on programs of tests/scripts/f5_*.py, each failing on
 the command as it was before them: the earlier call's root is gone at the failure, and the
 nodes of the second loss, made before that call, were taken for old ones (a list kept across
-updates), with an edit that cleared the list inside the loop. The watch keeps the latest
-freeing backward's root nodes, so which nodes it went through is known: the page of two losses
-over one forward, a tensor over the shared part named (also when the shared part stays inside
-the model's forward), and two edits, each run and compared with the program written by hand.
-A genuine buffer keeps its page, and the kept nodes hold no saved tensor.
+updates), with an edit that cleared the list inside the loop. The losses the loop's collection
+holds before the failing one tell which nodes the earlier passes went through: the page of two
+losses over one forward, a tensor over the shared part named (also when the shared part stays
+inside the model's forward), and two edits, each run and compared with the program written by
+hand. A genuine buffer keeps its page, and the watch keeps no tensor of the program alive.
 """
 
 from __future__ import annotations
@@ -56,19 +56,19 @@ def test_a_buffer_kept_across_updates_keeps_its_page(name, reports):
     assert "Likely pattern: a list of tensors kept across updates" in found["text"]
 
 
-def test_the_kept_root_holds_no_saved_tensor():
-    """After a backward, the watch may keep its root node but nothing its graph saves: an
-    intermediate the graph saved dies when the program lets go of it, as without the watch,
-    also when the backward kept its graph (whose saved tensors are alive)."""
-    w = torch.ones(3, requires_grad=True)
+def test_the_watch_keeps_no_tensor_alive():
+    """After a backward from a temporary, what its graph saved and the leaf it reached die when
+    the program lets go of them, as without the watch, whether the graph was kept or not."""
     with Watch():
         for keep in (False, True):
+            w = torch.ones(3, requires_grad=True)
+            leaf = weakref.ref(w)
             middle = w * 2
             gone = weakref.ref(middle)
             (middle * middle).sum().backward(retain_graph=keep)  # a temporary root
-            del middle
+            del middle, w
             gc.collect()
-            assert gone() is None, keep
+            assert gone() is None and leaf() is None, keep
 
 
 def ref_weighted(in_turn: bool) -> dict:
