@@ -52,3 +52,21 @@ def backward_subject(call: ast.Call) -> ast.expr | None:
             inner.func.attr == "scale" and inner.args:
         return inner.args[0]
     return inner
+
+
+def scaled_target(loss: ast.expr, targets: set[str]) -> bool:
+    """Whether a loss expression is one of ``targets`` itself, or a weighting of it by
+    arithmetic (``weights[name] * loss``, ``-loss / len(losses)``); not a loss computed from it
+    by a call (``model(x).sum()``).
+
+    >>> [scaled_target(ast.parse(t).body[0].value, {"loss"}) for t in (
+    ...  "loss", "w[k] * loss", "-loss / len(parts)", "model(loss).sum()", "w * other")]
+    [True, True, True, False, False]
+    """
+    if isinstance(loss, ast.Name):
+        return loss.id in targets
+    if isinstance(loss, ast.UnaryOp):
+        return scaled_target(loss.operand, targets)
+    if isinstance(loss, ast.BinOp):
+        return scaled_target(loss.left, targets) or scaled_target(loss.right, targets)
+    return False

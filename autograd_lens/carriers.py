@@ -292,6 +292,17 @@ def shown(ranked: list[tuple[float, Candidate, Carrier]],
                       and (i == 0 or not is_root(found, carrier))])
 
 
+def shown_in_turn(ranked: list[tuple[float, Candidate, Carrier]],
+                  roots: Any = ()) -> list[tuple[Carrier, Candidate]]:
+    """For losses of one forward backpropagated in turn, when no name holds the shared part (it
+    stays inside the model's forward): the tensors computed in this step over it, best first,
+    as :func:`shown` would show them if the best reached the least score."""
+    if not ranked:
+        return []
+    lift = max(0.0, _SHOWN - ranked[0][0])
+    return shown([(score + lift, found, carrier) for score, found, carrier in ranked], roots)
+
+
 def _collapse(pairs: list[tuple[Carrier, Any]]) -> list[tuple[Carrier, Any]]:
     """One carrier per line and container: ``buffer[0]`` stands for ``buffer[0..9]``."""
     groups: dict[tuple[str, str, int], list[tuple[Carrier, Any]]] = {}

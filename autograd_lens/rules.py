@@ -20,6 +20,7 @@ from typing import Any, Callable
 
 from .backward_calls import NAMES, backward_subject
 from .edits import Edit, Plan, Source, path_of, targets
+from .rules_in_turn import in_turn, loop_in_turn
 from .source_writes import steps_between
 
 BACKWARD = NAMES  # loss.backward(), and the frameworks' wrappers around it
@@ -199,6 +200,9 @@ def sum_losses(case: Case) -> list[Fix]:
     if failed is None:
         return []
     source, statement, call = failed
+    if loop_in_turn(source, statement, call) is not None:  # for loss in losses: loss.backward()
+        return [fix for computes, plan in in_turn(source, statement, call)
+                for fix in one_fix(computes, plan)]
     earlier = earlier_call(source, statement, BACKWARD)
     second = receiver(call) or (f"({source.segment(call.func.value)})" if isinstance(
         call.func, ast.Attribute) and call.func.attr == "backward" else None)  # (lam * penalty)

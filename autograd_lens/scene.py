@@ -20,7 +20,7 @@ from typing import Any
 import torch
 import torch.utils.checkpoint
 
-from .backward_calls import NAMES, backward_subject
+from .backward_calls import NAMES, backward_subject, scaled_target
 from .candidates import NOT_USERS
 from .edits import Source
 from .graph import node_name
@@ -221,10 +221,10 @@ def from_collection(file: str, first_line: int, function: str, line: int) -> boo
     found = _subject(source, line) if source is not None else None
     loop = innermost_loop(scope, line) if found is not None else None
     loss = _resolved(source, *found) if loop is not None else None  # through ``l = loss``
-    if not isinstance(loop, ast.For) or not isinstance(loss, ast.Name):
+    if not isinstance(loop, ast.For) or loss is None:
         return False
     targets = {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
-    return loss.id in targets
+    return scaled_target(loss, targets)
 
 
 def critic(order: list[Any], kids: dict[Any, list[Any]], old: set[Any], reaches: Any) -> bool:

@@ -14,11 +14,12 @@ from typing import Any
 import torch
 
 from .candidates import Candidate
-from .carriers import Carrier, GraphView, rank_candidates, shown
+from .carriers import Carrier, GraphView, rank_candidates, shown, shown_in_turn
 from .diagnose import diagnose
 from .errors import is_inplace_error
 from .graph import breadth_first, children, node_name
 from .history import Call, alive_roots, as_tensors, old_nodes, sequence
+from .in_turn import in_turn, went_in_turn
 from .places import place
 from .pages import page_for
 from .patterns import link
@@ -157,8 +158,9 @@ def written_lines(write: Write | None) -> list[str]:
 def _evidence(carriers: list[tuple[Carrier, Candidate]], view: Any, order: list[Any], kids: dict[Any, list[Any]],
               old: set[Any], roots: list[Any], calls: list[Call], inplace: bool,
               frames: list[Any], known: dict[int, Any], nested: bool,
-              regions: list[tuple[int, int]]) -> Evidence:
-    """What the carriers, the graph between the two calls and the recorded calls show."""
+              regions: list[tuple[int, int]], turn: bool = False) -> Evidence:
+    """What the carriers, the graph between the two calls and the recorded calls show
+    (``turn``: the earlier call was an earlier pass of the failing call's loop over losses)."""
     latest = calls[0] if calls else None
     frame = frames[0] if frames else None
     saved_first = first_saved(view.frontier, old)
@@ -168,7 +170,8 @@ def _evidence(carriers: list[tuple[Carrier, Candidate]], view: Any, order: list[
         inplace=inplace and (latest is None or latest.retained), nested=nested, latest=latest,
         carrier=carriers[0][0] if carriers else None)
     evidence.same_step = latest is not None and frame is not None and latest.where[:2] == (
-        frame.f_code.co_filename, frame.f_code.co_firstlineno) and latest.where[2] < frame.f_lineno
+        frame.f_code.co_filename, frame.f_code.co_firstlineno) and (
+        latest.where[2] < frame.f_lineno or turn)
     if evidence.same_step:
         alive = alive_roots(latest, known)
         before = breadth_first(alive) if alive else list(old)
@@ -277,10 +280,16 @@ def explain(error: BaseException, roots: Any, calls: list[Call], frames: list[An
     kids = {node: children(node) for node in order}
     inplace = is_inplace_error(error)
     known = _known(order, frames)
+    # losses of one forward backpropagated in turn: the nodes the loop's earlier passes went
+    # through, known from its collection (see autograd_lens.in_turn)
+    went = went_in_turn(frames[0], order) if in_turn(calls[-1] if calls else None, frames) \
+        else set()
     written = written_nodes(order) if inplace else []
     write = find_write(error, written, frames, order, steps) if written else None
     if write is not None:  # the nodes that saved what was written: where the graphs meet
         old, used = {node for node, _ in written}, old_nodes(order, list(calls), True, known)[1]
+    elif old is None and went:
+        old, used = went, [calls[-1]]
     elif old is None:
         old, used = old_nodes(order, list(calls), inplace, known)
         if not old and nested:  # a nested backward freed what the outer one retained
@@ -297,9 +306,10 @@ def explain(error: BaseException, roots: Any, calls: list[Call], frames: list[An
         ranked = [(s, found, dataclasses.replace(c, write=write) if found.tensor.grad_fn in
                    root_nodes else _at_build(dataclasses.replace(c, write=write), frames))
                   for s, found, c in ranked]  # the loss backwarded: named where it is
-    carriers = shown(ranked, set(root_nodes))
+    carriers = shown(ranked, set(root_nodes)) or (
+        shown_in_turn(ranked, set(root_nodes)) if went and write is None else [])
     evidence = _evidence(carriers, view, order, kids, old, root_nodes, used, inplace, frames,
-                         known, nested, list(regions))
+                         known, nested, list(regions), bool(went))
     evidence.write = write
     frontier = [node_name(n) for n in view.frontier]
     named = _written_first(write, [c for c, _ in carriers])
