@@ -3,13 +3,15 @@
 A *candidate* is such a tensor with the path that reaches it from a frame: a local (arguments
 and closure variables included), a global that the frame's code reads, an attribute of an
 object to some depth (nested state objects, a module's buffers and submodules, a distribution's
-lazily cached ``logits``), an entry of a list, tuple or dict, a variable that a function held in
+lazily cached ``logits``), an entry of a list, deque, tuple or dict (an ``OrderedDict``,
+a ``defaultdict`` and a namedtuple among them), a variable that a function held in
 a local closes over, or a module's weight cached by a parametrization. Nothing is left out by a
 rule about names: :mod:`autograd_lens.carriers` ranks them all.
 """
 
 from __future__ import annotations
 
+import collections
 import re
 import sys
 import sysconfig
@@ -128,7 +130,7 @@ class _Walker:
 
     def _visit(self, value: Any, depth: int = 0) -> bool:
         count = self.seen.get(id(value), 0)
-        plain = isinstance(value, (torch.Tensor, list, tuple, dict))
+        plain = isinstance(value, (torch.Tensor, list, tuple, dict, collections.deque))
         if len(self.seen) > OBJECTS_LIMIT:
             return False
         if count >= (self.NAMES if plain else 1) and (
@@ -152,8 +154,8 @@ class _Walker:
             for item in value[:ITEMS_LIMIT]:
                 yield from self.value(index, path, item, depth + 1, origin, owner, form, code,
                                       container)
-        elif isinstance(value, list):
-            for i, item in enumerate(value[:ITEMS_LIMIT]):
+        elif isinstance(value, (list, collections.deque)):
+            for i, item in enumerate(list(value)[:ITEMS_LIMIT]):
                 yield from self.value(index, item_path(path, i), item, depth + 1, "list",
                                       owner, form_of(item), code, value)
         elif isinstance(value, dict):

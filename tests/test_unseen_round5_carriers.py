@@ -1,0 +1,64 @@
+"""Carriers kept in containers of the standard library, on programs of tests/scripts/n5_*.py,
+each failing on the command as it was before them: a bounded ``collections.deque`` of recurrent
+states whose newest entry starts the next chunk (read as ``memory[-1]`` inside a function the
+loop calls). The command names the entry as the step reads it, on the line where it enters
+(``# enters: NAME`` in each script), and its edit, applied and run, trains as a hand-written
+truncated backpropagation through time.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+from torch import nn
+
+from command_runs import command_reports, run_edited, value
+from test_unseen_round4_carriers import expectations
+
+SCRIPTS = Path(__file__).parent / "scripts"
+ROUND5 = sorted(p.name for p in SCRIPTS.glob("n5_*.py"))
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory):
+    return command_reports(ROUND5, tmp_path_factory.mktemp("n5"))
+
+
+@pytest.mark.parametrize("name", ROUND5)
+def test_the_entry_read_comes_first_where_it_enters(name, reports):
+    want, found = expectations(SCRIPTS / name)["enters"], reports[name]
+    assert found["code"] == 1, found["text"]
+    carriers = [(c["name"], c["line"]) for c in found["report"]["carriers"]]
+    assert carriers[:1] == [want], found["text"]
+
+
+def ref_gru_chunks() -> dict:
+    """Each chunk starts from the newest state without its graph."""
+    torch.manual_seed(0)
+    chunk = 3
+    gru, readout = nn.GRUCell(2, 5), nn.Linear(5, 2)
+    optimizer = torch.optim.SGD([*gru.parameters(), *readout.parameters()], lr=0.05)
+    signal = torch.randn(4 * chunk + 1, 1, 2)
+    state = torch.zeros(1, 5)
+    for start in range(0, 4 * chunk, chunk):
+        frames, state, total = signal[start:start + chunk + 1], state.detach(), 0.0
+        for t in range(chunk):
+            state = gru(frames[t], state)
+            total = total + (readout(state) - frames[t + 1]).pow(2).mean()
+        optimizer.zero_grad()
+        total.backward()
+        optimizer.step()
+    return {"gru.weight_hh": gru.weight_hh, "readout.weight": readout.weight}
+
+
+EDITS = [("n5_deque_of_gru_states.py", ref_gru_chunks)]
+
+
+@pytest.mark.parametrize("name, reference", EDITS, ids=[n for n, _ in EDITS])
+def test_the_edit_trains_as_the_reference(name, reference, reports, tmp_path):
+    space = run_edited(name, reports[name]["report"]["edits"], tmp_path)
+    for path, expected in reference().items():
+        torch.testing.assert_close(value(space, path).detach(), expected.detach(),
+                                   rtol=1e-5, atol=1e-6)
