@@ -3,7 +3,9 @@ each failing on the command as it was before them: a bounded ``collections.deque
 states whose newest entry starts the next chunk (read as ``memory[-1]`` inside a function the
 loop calls). The command names the entry as the step reads it, on the line where it enters
 (``# enters: NAME`` in each script), and its edit, applied and run, trains as a hand-written
-truncated backpropagation through time.
+truncated backpropagation through time. Weights adapted by an inner gradient step taken with
+``create_graph=True`` and scored on two query sets with a backward each get the meta-learning
+page, not the page of a tensor computed outside the loop.
 """
 
 from __future__ import annotations
@@ -32,6 +34,15 @@ def test_the_entry_read_comes_first_where_it_enters(name, reports):
     assert found["code"] == 1, found["text"]
     carriers = [(c["name"], c["line"]) for c in found["report"]["carriers"]]
     assert carriers[:1] == [want], found["text"]
+
+
+PAGES = {"n5_inner_step_two_query_backwards.py": "20_meta_learning"}
+
+
+@pytest.mark.parametrize("name", sorted(PAGES))
+def test_the_page_of_the_situation(name, reports):
+    found = reports[name]
+    assert found["report"]["page"].endswith(f"/{PAGES[name]}.html"), found["text"]
 
 
 def ref_gru_chunks() -> dict:
