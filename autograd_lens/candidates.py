@@ -46,7 +46,8 @@ class Candidate:
         origin: ``"variable"``, ``"attribute"`` (of an object) or ``"list"`` (an entry of a list
             or dict).
         owner: the object whose attribute (or whose list's entry) it is, else None.
-        form: what the path's name holds: ``"tensor"``, ``"tuple"``, ``"nested tuple"``,
+        form: what the path's name holds: ``"tensor"``, ``"namedtuple"``, ``"tuple"``,
+            ``"nested tuple"``,
             ``"list"``, ``"dict"`` or ``"object"`` (see :func:`form_of`).
         code: for a variable a closure holds, the code of the function that closes over it.
         container: for an entry of a list or dict, that list or dict.
@@ -66,10 +67,12 @@ PARAMETRIZED = "parametrized"  # a weight a parametrization computes: the progra
 
 
 def form_of(value: Any) -> str:
-    """``"tensor"``, ``"tuple"``, ``"nested tuple"`` (a tuple holding tuples, as a stacked
-    LSTM's per-layer ``(h, c)``), ``"list"``, ``"dict"`` or ``"object"``."""
+    """``"tensor"``, ``"namedtuple"``, ``"tuple"``, ``"nested tuple"`` (a tuple holding tuples,
+    as a stacked LSTM's per-layer ``(h, c)``), ``"list"``, ``"dict"`` or ``"object"``."""
     if isinstance(value, torch.Tensor):
         return "tensor"
+    if isinstance(value, tuple) and hasattr(value, "_fields") and hasattr(value, "_make"):
+        return "namedtuple"  # a state with named fields: ``State(h, c)``
     if isinstance(value, tuple) and any(isinstance(item, tuple) for item in value):
         return "nested tuple"
     for kind, name in ((tuple, "tuple"), (list, "list"), (dict, "dict")):

@@ -1,7 +1,8 @@
 """Carriers kept in containers of the standard library, on programs of tests/scripts/n5_*.py,
 each failing on the command as it was before them: a bounded ``collections.deque`` of recurrent
 states whose newest entry starts the next chunk (read as ``memory[-1]`` inside a function the
-loop calls). The command names the entry as the step reads it, on the line where it enters
+loop calls), and a state kept as a namedtuple, whose detach must keep its fields. The command
+names the entry as the step reads it, on the line where it enters
 (``# enters: NAME`` in each script), and its edit, applied and run, trains as a hand-written
 truncated backpropagation through time. Weights adapted by an inner gradient step taken with
 ``create_graph=True`` and scored on two query sets with a backward each get the meta-learning
@@ -70,7 +71,23 @@ def ref_gru_chunks() -> dict:
     return {"gru.weight_hh": gru.weight_hh, "readout.weight": readout.weight}
 
 
-EDITS = [("n5_deque_of_gru_states.py", ref_gru_chunks)]
+def ref_named_state() -> dict:
+    """The state's tensors detached before each update, its fields kept."""
+    torch.manual_seed(0)
+    lstm, score = nn.LSTMCell(2, 4), nn.Linear(4, 1)
+    optimizer = torch.optim.SGD([*lstm.parameters(), *score.parameters()], lr=0.1)
+    h, c = torch.zeros(1, 4), torch.zeros(1, 4)
+    for _ in range(4):
+        h, c = lstm(torch.randn(1, 2), (h.detach(), c.detach()))
+        loss = score(h).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    return {"lstm.weight_hh": lstm.weight_hh, "score.weight": score.weight, "memory.h": h}
+
+
+EDITS = [("n5_deque_of_gru_states.py", ref_gru_chunks),
+         ("n5_state_as_a_namedtuple.py", ref_named_state)]
 
 
 @pytest.mark.parametrize("name, reference", EDITS, ids=[n for n, _ in EDITS])
