@@ -149,7 +149,9 @@ def after_inner_step(history: Any, latest: Call, frame: Any, old: set[Any]) -> b
     here = (frame.f_code.co_filename, frame.f_code.co_firstlineno)
     inner = [c for c in history if c.kind == "grad" and c.retained and c.where[:2] == here
              and c.sequence < latest.sequence]
-    return any(sequence(n) > inner[-1].sequence for n in old) if inner else False
+    # made after the gradient and no later than the earlier backward's loss (a leaf's node,
+    # counted as newest, is no such node)
+    return bool(inner) and any(inner[-1].sequence < sequence(n) <= latest.sequence for n in old)
 
 
 def _earlier_in(call: Call, frame: Any) -> bool:
