@@ -3,13 +3,15 @@
 A *candidate* is such a tensor with the path that reaches it from a frame: a local (arguments
 and closure variables included), a global that the frame's code reads, an attribute of an
 object to some depth (nested state objects, a module's buffers and submodules, a distribution's
-lazily cached ``logits``), an entry of a list, tuple or dict, a variable that a function held in
+lazily cached ``logits``), an entry of a list, deque, tuple or dict (an ``OrderedDict``,
+a ``defaultdict`` and a namedtuple among them), a variable that a function held in
 a local closes over, or a module's weight cached by a parametrization. Nothing is left out by a
 rule about names: :mod:`autograd_lens.carriers` ranks them all.
 """
 
 from __future__ import annotations
 
+import collections
 import re
 import sys
 import sysconfig
@@ -44,7 +46,8 @@ class Candidate:
         origin: ``"variable"``, ``"attribute"`` (of an object) or ``"list"`` (an entry of a list
             or dict).
         owner: the object whose attribute (or whose list's entry) it is, else None.
-        form: what the path's name holds: ``"tensor"``, ``"tuple"``, ``"nested tuple"``,
+        form: what the path's name holds: ``"tensor"``, ``"namedtuple"``, ``"tuple"``,
+            ``"nested tuple"``,
             ``"list"``, ``"dict"`` or ``"object"`` (see :func:`form_of`).
         code: for a variable a closure holds, the code of the function that closes over it.
         container: for an entry of a list or dict, that list or dict.
@@ -64,10 +67,12 @@ PARAMETRIZED = "parametrized"  # a weight a parametrization computes: the progra
 
 
 def form_of(value: Any) -> str:
-    """``"tensor"``, ``"tuple"``, ``"nested tuple"`` (a tuple holding tuples, as a stacked
-    LSTM's per-layer ``(h, c)``), ``"list"``, ``"dict"`` or ``"object"``."""
+    """``"tensor"``, ``"namedtuple"``, ``"tuple"``, ``"nested tuple"`` (a tuple holding tuples,
+    as a stacked LSTM's per-layer ``(h, c)``), ``"list"``, ``"dict"`` or ``"object"``."""
     if isinstance(value, torch.Tensor):
         return "tensor"
+    if isinstance(value, tuple) and hasattr(value, "_fields") and hasattr(value, "_make"):
+        return "namedtuple"  # a state with named fields: ``State(h, c)``
     if isinstance(value, tuple) and any(isinstance(item, tuple) for item in value):
         return "nested tuple"
     for kind, name in ((tuple, "tuple"), (list, "list"), (dict, "dict")):
@@ -128,7 +133,7 @@ class _Walker:
 
     def _visit(self, value: Any, depth: int = 0) -> bool:
         count = self.seen.get(id(value), 0)
-        plain = isinstance(value, (torch.Tensor, list, tuple, dict))
+        plain = isinstance(value, (torch.Tensor, list, tuple, dict, collections.deque))
         if len(self.seen) > OBJECTS_LIMIT:
             return False
         if count >= (self.NAMES if plain else 1) and (
@@ -152,8 +157,8 @@ class _Walker:
             for item in value[:ITEMS_LIMIT]:
                 yield from self.value(index, path, item, depth + 1, origin, owner, form, code,
                                       container)
-        elif isinstance(value, list):
-            for i, item in enumerate(value[:ITEMS_LIMIT]):
+        elif isinstance(value, (list, collections.deque)):
+            for i, item in enumerate(list(value)[:ITEMS_LIMIT]):
                 yield from self.value(index, item_path(path, i), item, depth + 1, "list",
                                       owner, form_of(item), code, value)
         elif isinstance(value, dict):

@@ -13,7 +13,9 @@ For each :class:`~autograd_lens.candidates.Candidate`, :func:`entry_of` reads th
 from __future__ import annotations
 
 import ast
+import collections
 import inspect
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -183,15 +185,33 @@ def _read_by_library(candidate: Candidate) -> bool:
     return isinstance(owner, torch.nn.Module) and library_class(owner.__class__)
 
 
+def _as_read_from_end(candidate: Candidate, uses: list[Use]) -> str:
+    """An entry of a list or deque that the step never reads by its own index, while it reads
+    the sequence from its end before assigning there (``h = cell(x, states[-1])``, then
+    ``states.append(h)``): named as the step reads it, ``states[-1]``. The entries move as the
+    step appends, so the index an entry has at the failure is not the one it was read by."""
+    path = candidate.path
+    found = re.fullmatch(r"(.+)\[(\d+)\]", path)
+    if candidate.origin != "list" or found is None or first_read(uses, path)[1] or \
+            not isinstance(candidate.container, (list, collections.deque)):
+        return path
+    ends = [u.path for u in uses if not u.store and not u.mutator and
+            re.fullmatch(re.escape(found.group(1)) + r"\[-\d+\]", u.path)]
+    return next((end for end in ends if first_read(uses, end)[1]), path)
+
+
 def entry_of(candidate: Candidate, steps: list[Step], old: bool = False) -> Entry:
     """How ``candidate`` enters the step (``steps``: one per frame, innermost first; ``old``:
     its tensor belongs to an old graph)."""
     if candidate.code is not None:
         return _in_closure(candidate)
     step = steps[candidate.frame_index]
-    code, path, uses = step.frame.f_code, candidate.path, step.uses
+    code, uses = step.frame.f_code, step.uses
+    path = _as_read_from_end(candidate, uses)
     root = path.split(".")[0].split("[")[0]
-    argument = root in step.parameters and root != "self"
+    # An entry picked out here from a sequence handed in is this step's own read, not the
+    # caller's: the caller's name for the sequence does not say which entry comes in.
+    argument = root in step.parameters and root != "self" and path == candidate.path
     use, before = first_read(uses, path)
     if use is None and "." in path:  # a method of the object is called: ``prior.log_prob(a)``
         use, before = first_read(uses, root)

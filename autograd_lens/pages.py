@@ -30,6 +30,8 @@ def page_for(pattern: str, evidence: Any, scene: Scene) -> str | None:
         # freed by a backward a reentrant checkpoint ran inside this one; or a checkpointed
         # region in the old graph, run through twice
         return "18_checkpoint"
+    if pattern in _NAMED_FROM_CARRIER and scene.after_inner_step:
+        return "20_meta_learning"  # adapted weights gone through by a backward per query
     if pattern in _GENERIC and scene.same_loss:
         return "01_backward_twice"  # the same loss built again from the same tensors
     if pattern in _KEPT and scene.critic:

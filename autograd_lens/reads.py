@@ -40,8 +40,9 @@ class Use(NamedTuple):
 
 
 def path_of(node: ast.AST, *, exact: bool = False) -> str | None:
-    """``h``, ``self.h``, ``out['loss']``, ``buf[3]``; None for anything else. An entry whose key
-    is not a constant (``buf[i]``) is named by its container (``buf``), or None when ``exact``."""
+    """``h``, ``self.h``, ``out['loss']``, ``buf[3]``, ``buf[-1]``; None for anything else. An
+    entry whose key is not a constant (``buf[i]``) is named by its container (``buf``), or None
+    when ``exact``."""
     if isinstance(node, ast.Name):
         return node.id
     if isinstance(node, ast.Attribute):
@@ -51,10 +52,20 @@ def path_of(node: ast.AST, *, exact: bool = False) -> str | None:
         base = path_of(node.value, exact=exact)
         if base is None:
             return None
-        key = node.slice
-        if isinstance(key, ast.Constant) and isinstance(key.value, (int, str)):
-            return item_path(base, key.value)
+        key = _constant_key(node.slice)
+        if key is not None:
+            return item_path(base, key)
         return None if exact else base
+    return None
+
+
+def _constant_key(key: ast.AST) -> int | str | None:
+    """A key written as a constant: ``3``, ``"loss"``, or an entry from the end (``-1``)."""
+    if isinstance(key, ast.UnaryOp) and isinstance(key.op, ast.USub) and \
+            isinstance(key.operand, ast.Constant) and type(key.operand.value) is int:
+        return -key.operand.value
+    if isinstance(key, ast.Constant) and isinstance(key.value, (int, str)):
+        return key.value
     return None
 
 

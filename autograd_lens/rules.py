@@ -50,6 +50,7 @@ def detached(path: str, form: str) -> str | None:
     """``path`` without its graph, in the form of its value (None for an object)."""
     return {"tensor": f"{path}.detach()",
             "tuple": f"tuple(s.detach() for s in {path})",
+            "namedtuple": f"{path}._make(s.detach() for s in {path})",  # keeps its fields
             "list": f"[s.detach() for s in {path}]",
             "dict": f"{{k: v.detach() for k, v in {path}.items()}}"}.get(form)
 

@@ -66,16 +66,21 @@ def _before_fill(source: Source, name: str, statement: ast.stmt) -> ast.stmt:
 
 def _before_steps(source: Source, at: ast.stmt, case: Case) -> ast.stmt:
     """Where the state is read inside an inner loop over time steps (``for x in chunk:``) of
-    the loop that calls backward, the loop over the steps: the detach goes before it, once a
-    batch, not before every step (that would cut the graph between steps too)."""
+    the loop that calls backward (or of a function that calls backward after that loop, once a
+    batch), the loop over the steps: the detach goes before it, once a batch, not before every
+    step (that would cut the graph between steps too)."""
     failed = failed_call(case)
     if failed is None or failed[0].file != source.file or \
             source.scope_at(failed[1].lineno) is not source.scope_at(at.lineno):
         return at
     batch = source.loop_of(failed[1])
     inner = source.loop_of(at)
-    if batch is None or inner is None or inner is batch:
+    if inner is None or inner is batch:
         return at
+    if batch is None:  # a function called once a batch: before its outermost loop over steps
+        return next(s for s in source.statements(source.scope_at(at.lineno))
+                    if s.lineno <= at.lineno <= s.end_lineno and
+                    isinstance(s, (ast.For, ast.AsyncFor, ast.While)))
     return next((s for s in batch.body if s.lineno <= at.lineno <= s.end_lineno and
                  s.lineno <= inner.lineno), at)
 

@@ -24,7 +24,7 @@ from .backward_calls import NAMES, backward_subject, scaled_target
 from .candidates import NOT_USERS
 from .edits import Source
 from .graph import node_name
-from .history import Call
+from .history import Call, sequence
 from .reads import function_at, innermost_loop, path_of, source_tree
 from .source_writes import _in_place
 from .verdict import _VIEWS, _weights, leaves_of, through_weights
@@ -56,21 +56,26 @@ class Scene:
             old graph.
         self_built: the failing call starts from the carrier itself, built in the step from its
             own earlier value (``smooth = 0.9 * smooth + 0.1 * loss; smooth.backward()``).
+        after_inner_step: the function that failed took a gradient with ``create_graph=True``
+            before the earlier backward, and the old graph holds nodes made after it (weights
+            adapted by an inner step, as in second-order meta-learning).
         memoised: the carrier is an entry of a container that the program fills only for a key
             it does not hold yet (``if key not in cache: cache[key] = ...``): made once, reused.
     """
 
     def __init__(self, order: list[Any], kids: dict[Any, list[Any]], old: set[Any],
                  roots: list[Any], reaches: Any, calls: list[Call], frames: list[Any],
-                 owner: Any, carrier: Any, nested: bool, inside: Any = ()) -> None:
+                 owner: Any, carrier: Any, nested: bool, inside: Any = (),
+                 history: Any = ()) -> None:
         """``order`` the graph's nodes, ``kids`` their children, ``old`` the nodes earlier
         calls went through, ``roots`` the nodes it started from, ``reaches(node)`` whether a
         node's graph reaches an old one, ``calls`` the earlier calls newest first, ``frames``
         the user's frames innermost first, ``owner`` the object holding the top carrier (if
         any), ``carrier`` the top carrier (if any), ``nested``: the error came from a backward
         another backward ran; ``inside``: the calls that the failing backward's outermost call
-        ran inside itself."""
+        ran inside itself; ``history``: every earlier call, oldest first."""
         self.order, self.kids, self.old, self.roots = order, kids, old, roots
+        self.history = history
         self.reaches, self.frames, self.owner, self.carrier = reaches, frames, owner, carrier
         self.latest, self.nested = (calls[0] if calls else None), nested
         # the earlier call that made the graph old was run inside the failing one's outermost call
@@ -124,10 +129,29 @@ class Scene:
             carrier.entry == "read_first" and backwarded(self.frames[0]) == carrier.name
 
     @cached_property
+    def after_inner_step(self) -> bool:
+        return bool(self.frames) and self.latest is not None and \
+            after_inner_step(self.history, self.latest, self.frames[0], self.old)
+
+    @cached_property
     def memoised(self) -> bool:
         carrier = self.carrier
         return carrier is not None and carrier.origin == "list" and \
             memoised(carrier.file, carrier.line, carrier.name)
+
+
+def after_inner_step(history: Any, latest: Call, frame: Any, old: set[Any]) -> bool:
+    """Whether the failing call's function took a gradient with ``create_graph=True`` (a
+    retained ``autograd.grad``) before the earlier backward, and the old graph holds nodes made
+    after that gradient (weights adapted by it): two backward calls through one inner step."""
+    if latest.kind != "backward":
+        return False
+    here = (frame.f_code.co_filename, frame.f_code.co_firstlineno)
+    inner = [c for c in history if c.kind == "grad" and c.retained and c.where[:2] == here
+             and c.sequence < latest.sequence]
+    # made after the gradient and no later than the earlier backward's loss (a leaf's node,
+    # counted as newest, is no such node)
+    return bool(inner) and any(inner[-1].sequence < sequence(n) <= latest.sequence for n in old)
 
 
 def _earlier_in(call: Call, frame: Any) -> bool:

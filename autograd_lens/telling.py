@@ -2,10 +2,12 @@
 
 The diagnosis is made at the moment backward fails (see :class:`~autograd_lens.watch.Watch`),
 and :class:`Teller` puts it in the ``--report`` file at once. It is printed at once too when the
-error could be caught on its way out (a ``try``, a ``with``, a framework's wrapper, another
-thread): whatever the program then does with it (logs it and exits, carries on), the diagnosis
-has been said. An error that nothing can catch reaches the command, which prints Python's
-traceback first and the diagnosis after it. Each failure is printed once. ``--verify``'s run
+error could be caught on its way out (a ``try``, a framework's wrapper, another thread):
+whatever the program then does with it (logs it and exits, carries on), the diagnosis has been
+said. An error that nothing can catch reaches the command, which prints Python's traceback first
+and the diagnosis after it; so does one that only ``with`` blocks see on its way out (should an
+``__exit__`` swallow it, the diagnosis is said at the next failure or when the program ends).
+Each failure is printed once. ``--verify``'s run
 comes at the end, when the program has ended.
 """
 
@@ -87,6 +89,7 @@ class Teller:
 
     def failed(self, finding: Finding, frame: Any) -> None:
         """At the moment a backward failed (``frame``: the program's call of it)."""
+        self.say_pending()  # an earlier failure that a ``with`` block swallowed: said first
         self.finding, self.calls_before = finding, self.calls()
         self.seconds = time.monotonic() - self.started
         where = None if frame is None else (frame.f_code.co_filename, frame.f_lineno)

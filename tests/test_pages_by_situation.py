@@ -67,7 +67,7 @@ def test_a_pattern_that_names_its_situation_keeps_its_own_page():
     a module's attribute holding a list the loss sums (no weights on the way), changes no page."""
     every = SimpleNamespace(outer_step=True, same_loss=True, from_collection=True, critic=True,
                             consumer=True, reentrant=True, made_once=True, kept_on_module=True,
-                            self_built=True, memoised=True)
+                            self_built=True, memoised=True, after_inner_step=True)
     none = SimpleNamespace(**{fact: False for fact in vars(every)})
     for key in ("backward_twice", "accumulated_loss", "checkpoint", "custom_function",
                 "grad_then_backward", "higher_order", "meta_learning", "gan_discriminator",
