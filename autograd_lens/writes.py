@@ -26,6 +26,7 @@ from .graph import breadth_first, children, node_name, stale_slots
 from .places import place
 from .optimizer_steps import step_after
 from .source_writes import built_before, op_on, op_recorded, own_write, step_of, weight_op
+from .write_order import op_after_build
 
 _MESSAGE = re.compile(r"\[(?P<kind>[\w.]+) \[(?P<shape>[\d, ]*)\]\](?:, which is output \d+ of "
                       r"(?P<op>\w+),)? is at version (?P<now>\d+); expected version "
@@ -238,7 +239,7 @@ def find_write(error: BaseException, written: list[tuple[Any, str]],
         if _matches(value, facts) and (value.grad_fn is None or _reaches(value, node) or
                                        _written_after(value, node, makers)):
             leaf = bool(value.requires_grad and value.is_leaf)
-            found = op_on(path, frames)
+            found = op_after_build(path, frames) or op_on(path, frames)
             if found is not None:  # named as the line that writes it does (self.queue)
                 return Write(node_name(node), slot, found[4] or path, leaf, "op", *found[:4],
                              versions)

@@ -1,0 +1,64 @@
+"""Carriers and the write named on programs of tests/scripts/n6_*.py, each failing on the command
+as it was before them: a buffer written in place at two places (added to in a forward before a
+node saves it, scaled by a method the loop calls between building the loss and its backward),
+where only the second write can have moved the version past the saved one. The command names
+the write that ran after the save (``# write: NAME`` in each script), and the edit it prints,
+applied and run, trains as the program written by hand with that write out of place.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from command_runs import command_reports, run_edited, value
+from test_unseen_round4_carriers import expectations
+
+SCRIPTS = Path(__file__).parent / "scripts"
+ROUND6 = sorted(p.name for p in SCRIPTS.glob("n6_*.py"))
+WRITES = [n for n in ROUND6 if "# write:" in (SCRIPTS / n).read_text()]
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory):
+    return command_reports(ROUND6, tmp_path_factory.mktemp("n6"))
+
+
+@pytest.mark.parametrize("name", WRITES)
+def test_the_write_after_the_save_is_named(name, reports):
+    want, found = expectations(SCRIPTS / name)["write"], reports[name]
+    assert found["code"] == 1 and found["report"]["pattern"] == "written_in_place", found["text"]
+    carriers = [(c["name"], c["line"]) for c in found["report"]["carriers"]]
+    assert carriers[:1] == [want], found["text"]
+    written = (SCRIPTS / name).read_text().splitlines()[want[1] - 1].split("#")[0].strip()
+    assert f"Changed by: {written}  (" in found["text"], found["text"]
+
+
+def ref_tally() -> dict:
+    torch.manual_seed(0)
+    head, tally = nn.Linear(4, 3), torch.ones(3)
+    opt = torch.optim.SGD(head.parameters(), lr=0.1)
+    for _ in range(3):
+        x, y = torch.randn(6, 4), torch.randint(3, (6,))
+        scores = head(x)
+        tally = tally + scores.detach().softmax(-1).mean(0)
+        loss = F.cross_entropy(scores / tally, y)
+        tally = tally * 0.5
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return {"model.head.weight": head.weight, "model.tally": tally}
+
+
+REFERENCES = {"n6_tally_decayed_before_backward.py": ref_tally}
+
+
+@pytest.mark.parametrize("name", sorted(REFERENCES))
+def test_the_edit_trains_as_written_by_hand(name, reports, tmp_path):
+    space = run_edited(name, reports[name]["report"]["edits"], tmp_path)
+    for path, want in REFERENCES[name]().items():
+        torch.testing.assert_close(value(space, path), want)
