@@ -37,6 +37,7 @@ class Use(NamedTuple):
     adds: bool = False  # an assignment that adds to the old value: total = total + x, total += x
     alias: str = ""  # for ``value = value_next``: the path whose value it takes
     branch_end: int = 0  # an assignment under an ``if``: the last line of that ``if``
+    part: bool = False  # an assignment into part of the value (``x[i] = v``), named by ``x``
 
 
 def path_of(node: ast.AST, *, exact: bool = False) -> str | None:
@@ -126,8 +127,9 @@ class _Reader:
             if isinstance(target, ast.Subscript):
                 self.load(target.slice)
             if path is not None:
+                part = isinstance(target, ast.Subscript) and path == path_of(target.value)
                 self.uses.append(Use(path, True, target.lineno, adds=adds, alias=alias,
-                                     branch_end=self.branch_end))
+                                     branch_end=self.branch_end, part=part))
 
     def statement(self, node: ast.stmt) -> None:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):

@@ -1,9 +1,11 @@
 """Carriers and the write named on programs of tests/scripts/n6_*.py, each failing on the command
 as it was before them: a buffer written in place at two places (added to in a forward before a
 node saves it, scaled by a method the loop calls between building the loss and its backward),
-where only the second write can have moved the version past the saved one. The command names
-the write that ran after the save (``# write: NAME`` in each script), and the edit it prints,
-applied and run, trains as the program written by hand with that write out of place.
+where only the second write can have moved the version past the saved one; a table made once at
+module level and written row by row in the step function (its history reaches the step before).
+The command names the write that ran after the save (``# write: NAME``) or the variable that
+holds the old graph (``# enters: NAME``), and the edit it prints, applied and run, trains as the
+program written by hand with that write out of place.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from test_unseen_round4_carriers import expectations
 SCRIPTS = Path(__file__).parent / "scripts"
 ROUND6 = sorted(p.name for p in SCRIPTS.glob("n6_*.py"))
 WRITES = [n for n in ROUND6 if "# write:" in (SCRIPTS / n).read_text()]
+ENTERS = [n for n in ROUND6 if "# enters:" in (SCRIPTS / n).read_text()]
 
 
 @pytest.fixture(scope="module")
@@ -36,6 +39,22 @@ def test_the_write_after_the_save_is_named(name, reports):
     assert carriers[:1] == [want], found["text"]
     written = (SCRIPTS / name).read_text().splitlines()[want[1] - 1].split("#")[0].strip()
     assert f"Changed by: {written}  (" in found["text"], found["text"]
+
+
+@pytest.mark.parametrize("name", ENTERS)
+def test_the_variable_that_holds_the_old_graph_is_named(name, reports):
+    want, found = expectations(SCRIPTS / name)["enters"], reports[name]
+    assert found["code"] == 1, found["text"]
+    carriers = [(c["name"], c["line"]) for c in found["report"]["carriers"]]
+    assert carriers[:1] == [want], found["text"]
+    assert "No variable of your program holds" not in found["text"], found["text"]
+
+
+def test_a_global_the_function_only_writes_into_gets_no_detach(reports):
+    """``table = table.detach()`` inside the function would make ``table`` a local name, read
+    before it is bound: no edit, rather than one that fails."""
+    found = reports["n6_global_table_filled_per_step.py"]
+    assert found["report"]["edits"] == [], found["report"]["edits"]
 
 
 def ref_tally() -> dict:
