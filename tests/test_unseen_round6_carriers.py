@@ -57,6 +57,20 @@ def test_a_global_the_function_only_writes_into_gets_no_detach(reports):
     assert found["report"]["edits"] == [], found["report"]["edits"]
 
 
+def test_a_carrier_reason_names_the_tensor_and_quotes_the_write_as_a_write(reports):
+    """A second carrier's reason says which saved tensor was changed (its name) and by which
+    line (its source), never a line of source as if it were the tensor."""
+    name = "n6_rows_renormed_before_backward.py"
+    found = reports[name]
+    want = expectations(SCRIPTS / name)["write"]
+    written = (SCRIPTS / name).read_text().splitlines()[want[1] - 1].split("#")[0].strip()
+    reasons = [c["why"] for c in found["report"]["carriers"][1:]]
+    assert reasons, found["text"]
+    for why in reasons:
+        assert f"saved tensor `{want[0]}` was changed in place afterwards by `{written}` at " \
+            f"{name}:{want[1]}" in why, why
+
+
 def ref_tally() -> dict:
     torch.manual_seed(0)
     head, tally = nn.Linear(4, 3), torch.ones(3)
