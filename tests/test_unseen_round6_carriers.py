@@ -2,7 +2,9 @@
 as it was before them: a buffer written in place at two places (added to in a forward before a
 node saves it, scaled by a method the loop calls between building the loss and its backward),
 where only the second write can have moved the version past the saved one; a table made once at
-module level and written row by row in the step function (its history reaches the step before).
+module level and written row by row in the step function (its history reaches the step before);
+a list kept by a module whose class a library made around the program's own (a parametrization's
+class, as FSDP2's ``fully_shard`` makes one), which is still the program's module.
 The command names the write that ran after the save (``# write: NAME``) or the variable that
 holds the old graph (``# enters: NAME``), and the edit it prints, applied and run, trains as the
 program written by hand with that write out of place.
@@ -87,7 +89,22 @@ def ref_tally() -> dict:
     return {"model.head.weight": head.weight, "model.tally": tally}
 
 
-REFERENCES = {"n6_tally_decayed_before_backward.py": ref_tally}
+def ref_penalties() -> dict:
+    torch.manual_seed(0)
+    weight = nn.Parameter(torch.randn(4, 4) / 4)
+    opt = torch.optim.SGD([weight], lr=0.1)
+    for _ in range(3):
+        x, y = torch.randn(8, 4), torch.randn(8, 4)
+        h = torch.tanh(x @ ((weight + weight.t()) / 2))
+        loss = F.mse_loss(h, y) + 0.1 * h.pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return {"model.parametrizations.weight.original": weight}
+
+
+REFERENCES = {"n6_tally_decayed_before_backward.py": ref_tally,
+              "n6_parametrized_module_keeps_penalties.py": ref_penalties}
 
 
 @pytest.mark.parametrize("name", sorted(REFERENCES))
