@@ -22,6 +22,8 @@ MUTATORS = frozenset({"append", "extend", "insert", "clear", "pop", "add", "upda
 # Reads that look at a value without computing with it: ``state is not None``, ``len(buffer)``.
 _LOOKS = frozenset({"isinstance", "len", "print", "type", "id", "hasattr", "repr", "str"})
 # Methods that read a tensor's value without its graph: ``h.detach()``, ``loss.item()``.
+# A container's methods that read its entries: ``self.cache.get(key)`` reads ``self.cache``.
+_LOOKUPS = ("get", "values", "items")
 _VALUE_ONLY = frozenset({"detach", "item", "tolist", "numpy", "size", "dim", "numel"})
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
@@ -286,9 +288,11 @@ def reads_of_attribute(tree: ast.Module, attr: str) -> list[tuple[str, Use, bool
             continue
         uses = uses_of(node)
         paths = {u.path for u in uses if not u.store and not u.mutator
-                 and (u.path.endswith("." + attr) or f".{attr}[" in u.path)}
-        for path in sorted(paths):
-            base = path if path.endswith("." + attr) else path.split(f".{attr}[")[0] + "." + attr
+                 and (u.path.endswith("." + attr) or f".{attr}[" in u.path or
+                      u.path.endswith(tuple(f".{attr}.{m}" for m in _LOOKUPS)))}
+        for path in sorted(paths):  # self.queue[0], self.cache.get(k): read self.queue, self.cache
+            base = path if path.endswith("." + attr) else \
+                path.split(f".{attr}[" if f".{attr}[" in path else f".{attr}.")[0] + "." + attr
             use, before = first_read(uses, base)
             if use is not None and len(use.path) > len(base):  # self.queue.T names self.queue
                 use = use._replace(path=base)

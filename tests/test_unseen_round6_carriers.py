@@ -4,7 +4,9 @@ node saves it, scaled by a method the loop calls between building the loss and i
 where only the second write can have moved the version past the saved one; a table made once at
 module level and written row by row in the step function (its history reaches the step before);
 a list kept by a module whose class a library made around the program's own (a parametrization's
-class, as FSDP2's ``fully_shard`` makes one), which is still the program's module.
+class, as FSDP2's ``fully_shard`` makes one), which is still the program's module; a dict of
+per-sample losses kept by index whose entries the failing batch read were replaced since (the
+container that keeps such spent graphs is named, where a method reads it with ``.get``).
 The command names the write that ran after the save (``# write: NAME``) or the variable that
 holds the old graph (``# enters: NAME``), and the edit it prints, applied and run, trains as the
 program written by hand with that write out of place.
@@ -103,7 +105,26 @@ def ref_penalties() -> dict:
     return {"model.parametrizations.weight.original": weight}
 
 
+def ref_seen() -> dict:
+    torch.manual_seed(0)
+    net = nn.Linear(5, 2)
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    xs, ys = torch.randn(12, 5), torch.randint(2, (12,))
+    seen = torch.ones(12)
+    for _ in range(2):
+        for start in range(0, 12, 4):
+            idx = torch.arange(start, start + 4)
+            per = F.cross_entropy(net(xs[idx]), ys[idx], reduction="none")
+            loss = (torch.softmax(seen[idx], 0) * per).sum()
+            seen[idx] = per.detach()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+    return {"model.net.weight": net.weight, "model.net.bias": net.bias}
+
+
 REFERENCES = {"n6_tally_decayed_before_backward.py": ref_tally,
+              "n6_seen_losses_by_index.py": ref_seen,
               "n6_parametrized_module_keeps_penalties.py": ref_penalties}
 
 
