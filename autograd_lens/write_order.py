@@ -15,8 +15,8 @@ from typing import Any, Iterator
 
 from .candidates import NOT_USERS
 from .reads import function_at, path_of, source_tree
-from .source_writes import _functions, _last_before, _statements, built_before, first_line, \
-    writer_of
+from .source_writes import _functions, _last_before, _made_in_place, _statements, built_before, \
+    first_line, writer_of
 
 _BACKWARDS = ("backward", "grad")
 
@@ -74,3 +74,28 @@ def _root_at(scope: ast.AST, line: int) -> str:
                 return path_of(node.args[0]) or "" if node.args else ""
             return owner if node.func.attr == "backward" else ""
     return ""
+
+
+def module_made_in_place(op: str, frames: list[Any]) -> tuple | None:
+    """Where the program makes the one module (or calls the one function) with ``inplace=True``
+    whose write autograd records as ``op`` (``Relu``: ``nn.ReLU(inplace=True)``), when the
+    message says the saved tensor is now that op's output and no line of the program writes it
+    by name (the write runs inside the module's ``forward``): (file, line, function, text), or
+    None when no such line, or several, are in the program's files."""
+    if not op or op.endswith("Backward"):
+        return None
+    op = op.rstrip("0123456789")  # "output 0 of LeakyRelu1": LeakyReluBackward1's write
+    hits = {}
+    for filename, scope, _ in _functions(frames):
+        for statement in _statements(scope):
+            if any(_made_in_place(n) == op for n in ast.walk(statement)):
+                hits[(filename, statement.lineno)] = (filename, statement.lineno,
+                                                      getattr(scope, "name", "<module>"),
+                                                      first_line(filename, statement))
+        tree = source_tree(filename)  # made at the top of a file: nn.Sequential(nn.ReLU(...))
+        for statement in tree.body if tree is not None else ():
+            if not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) \
+                    and any(_made_in_place(n) == op for n in ast.walk(statement)):
+                hits[(filename, statement.lineno)] = (filename, statement.lineno, "<module>",
+                                                      first_line(filename, statement))
+    return next(iter(hits.values())) if len(hits) == 1 else None

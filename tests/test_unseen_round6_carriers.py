@@ -6,7 +6,9 @@ module level and written row by row in the step function (its history reaches th
 a list kept by a module whose class a library made around the program's own (a parametrization's
 class, as FSDP2's ``fully_shard`` makes one), which is still the program's module; a dict of
 per-sample losses kept by index whose entries the failing batch read were replaced since (the
-container that keeps such spent graphs is named, where a method reads it with ``.get``).
+container that keeps such spent graphs is named, where a method reads it with ``.get``); an
+activation made with ``inplace=True`` by a helper, whose call inside a ``Sequential`` overwrote a
+tensor a loss saved (the line that makes it is named as the write).
 The command names the write that ran after the save (``# write: NAME``) or the variable that
 holds the old graph (``# enters: NAME``), and the edit it prints, applied and run, trains as the
 program written by hand with that write out of place.
@@ -73,6 +75,21 @@ def test_a_carrier_reason_names_the_tensor_and_quotes_the_write_as_a_write(repor
     for why in reasons:
         assert f"saved tensor `{want[0]}` was changed in place afterwards by `{written}` at " \
             f"{name}:{want[1]}" in why, why
+
+
+def test_a_module_made_in_place_is_named_as_the_write(reports):
+    """The write ran inside a module's forward (an activation made with ``inplace=True`` by a
+    helper, called inside a ``Sequential``): the line that makes the module is named, and no
+    line says that no variable holds the graph while the one above names the tensor."""
+    name = "n6_stage_activation_in_place.py"
+    found = reports[name]
+    lines = (SCRIPTS / name).read_text().splitlines()
+    line = next(n for n, text in enumerate(lines, 1) if "# changed by" in text)
+    written = lines[line - 1].split("#")[0].strip()
+    assert f"Changed by: {written}  ({name}:{line} in activation), which makes a module" \
+        in found["text"], found["text"]
+    assert "saved `h`" in found["text"] and "No variable" not in found["text"], found["text"]
+    assert found["report"]["edits"] == [], found["report"]["edits"]
 
 
 def ref_tally() -> dict:
