@@ -31,6 +31,7 @@ from .framework_objects import library_pass, set_aside_copies
 from .graph import breadth_first, children
 from .history import Call
 from .old_graph import said as _graph
+from .spent_entries import spent_kin, spent_why
 from .writes import built_in_frame
 
 _RELATION = {"frontier": 8.0, "old": 6.0, "fresh": 4.0, "outside": 2.0}
@@ -219,11 +220,12 @@ def rank_candidates(view: GraphView, frames: list[Any], calls: list[Call], inpla
     latest = calls[0] if calls else None
     steps = [Step(frame, latest, index == 0) for index, frame in enumerate(frames)]
     graph = _graph(calls, inplace, write, inside)
-    ranked, names = [], set()
+    ranked, names, unrelated = [], set(), []
     for candidate in find_candidates(frames, [s.read for s in steps]):
         node = candidate.tensor.grad_fn
         relation = view.relation(node)
         if relation is None:
+            unrelated.append(candidate)
             continue
         entry = entry_of(candidate, steps, relation in ("frontier", "old"))
         if (entry.name, entry.line) in names:
@@ -243,11 +245,28 @@ def rank_candidates(view: GraphView, frames: list[Any], calls: list[Call], inpla
         if relation == "fresh" and node in view.roots:
             score -= _ROOT  # the loss being backwarded: named only when nothing upstream is
         ranked.append((score, candidate, carrier))
+    if write is None and not any(score >= _SHOWN for score, _, _ in ranked):
+        ranked += _kept_spent(unrelated, view, steps, graph)
     ranked.sort(key=lambda item: -item[0])
     ranked = _one_per_tensor(set_aside_copies(ranked, view, graph))
     ranked = entered_first(_upstream_first(ranked, view), calls, _SHOWN)
     ranked = library_pass(ranked, view, graph, frames, Carrier, _SHOWN)
     return ranked if write is not None else _where_graphs_meet(ranked, view, frames, latest)
+
+
+def _kept_spent(unrelated: list[Candidate], view: GraphView, steps: list[Step],
+                graph: str) -> list[tuple[float, Candidate, Carrier]]:
+    """When no name holds an old node: a container that keeps spent graphs like the old part
+    (see :mod:`autograd_lens.spent_entries`), named where the step reads it."""
+    found = []
+    for candidate in spent_kin(unrelated, view.frontier)[:1]:
+        entry = entry_of(candidate, steps, True)
+        name = candidate.path.rsplit("[", 1)[0] if entry.name == candidate.path else entry.name
+        found.append((_SHOWN, candidate, Carrier(
+            name.rsplit("[", 1)[0] if name.endswith("]") else name, entry.file, entry.line,
+            entry.function, spent_why(view.frontier, graph), "old", "list", entry.update,
+            False, "dict" if isinstance(candidate.container, dict) else "list", entry.how)))
+    return found
 
 
 def _where_graphs_meet(ranked: list[tuple[float, Candidate, Carrier]], view: GraphView,

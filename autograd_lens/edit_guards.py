@@ -11,7 +11,9 @@ then gives the next fix, or none (an empty answer is honest, a guessed edit is n
 - a running value stored detached that the same function then returns (this call's own output
   would lose its graph);
 - a value detached where it is passed to a function that differentiates with
-  ``torch.autograd.grad`` (what it differentiates may no longer require grad).
+  ``torch.autograd.grad`` (what it differentiates may no longer require grad);
+- a name that a function only reads, from its module or an enclosing function (``h = h.detach()``
+  there would make it a local name, unbound when read).
 """
 
 from __future__ import annotations
@@ -108,3 +110,22 @@ def differentiates(source: Source, statement: ast.stmt) -> bool:
     called = {getattr(n.func, "attr", getattr(n.func, "id", "")) for n in ast.walk(statement)
               if isinstance(n, ast.Call)}
     return "grad" in called or bool(source.calls_within(statement, ("grad",)))
+
+
+def bound_elsewhere(source: Source, line: int, name: str) -> bool:
+    """Whether ``name``, read in the function holding ``line``, is bound outside it (a module's
+    global, a variable of an enclosing function): that function neither binds it nor declares it
+    ``global`` or ``nonlocal``, so an assignment added there would make it local."""
+    scope = source.scope_at(line)
+    if "." in name or "[" in name or not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    arguments = scope.args
+    if name in {a.arg for a in arguments.posonlyargs + arguments.args + arguments.kwonlyargs +
+                [arguments.vararg, arguments.kwarg] if a is not None}:
+        return False
+    for node in ast.walk(scope):
+        if isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
+            return False
+        if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Store):
+            return False
+    return True

@@ -176,6 +176,14 @@ def _made_again(uses: list[Use], path: str, read: Use) -> bool:
     return True
 
 
+def _written_into(uses: list[Use], path: str) -> list[Use]:
+    """The uses, with each write into part of the tensor ``path`` holds (``x[i] = v``, ``x``
+    named) taken as the read it is: the write extends that tensor's history, it binds no new
+    value to the name."""
+    return [u._replace(store=False, part=False) if u.store and u.part and u.path == path else u
+            for u in uses]
+
+
 def _read_by_library(candidate: Candidate) -> bool:
     """Whether the candidate is an attribute of a library's module (a parametrized
     ``lin.weight``): the library's own methods read it when the step calls the module, so it
@@ -208,6 +216,8 @@ def entry_of(candidate: Candidate, steps: list[Step], old: bool = False) -> Entr
     step = steps[candidate.frame_index]
     code, uses = step.frame.f_code, step.uses
     path = _as_read_from_end(candidate, uses)
+    if candidate.form == "tensor" and candidate.origin != "list":
+        uses = _written_into(uses, path)
     root = path.split(".")[0].split("[")[0]
     # An entry picked out here from a sequence handed in is this step's own read, not the
     # caller's: the caller's name for the sequence does not say which entry comes in.

@@ -26,10 +26,21 @@ _STATE_READ_BY_PROGRAMS = ("torch.distributions",)
 
 
 def library_class(kind: type) -> bool:
-    """Whether ``kind`` is defined in an installed library (or the standard library)."""
+    """Whether ``kind`` is defined in an installed library (or the standard library), and is
+    not a class a library made around one of the program's (FSDP2's ``fully_shard`` gives a
+    module a class of its own that derives from the module's class: it is still the program's
+    module)."""
     name = kind.__module__ or ""
     filename = getattr(sys.modules.get(name), "__file__", None) or ""
-    return filename.startswith(LIBRARIES) and not name.startswith(_STATE_READ_BY_PROGRAMS)
+    return filename.startswith(LIBRARIES) and not name.startswith(_STATE_READ_BY_PROGRAMS) and \
+        not any(_program_class(base) for base in kind.__mro__[1:])
+
+
+def _program_class(kind: type) -> bool:
+    """Whether ``kind`` is defined in a file of the program (its script, its own modules)."""
+    name = kind.__module__ or ""
+    filename = getattr(sys.modules.get(name), "__file__", None) or ""
+    return name == "__main__" or bool(filename) and not filename.startswith(LIBRARIES)
 
 
 def library_state(value: Any) -> bool:

@@ -20,9 +20,13 @@ def said(calls: list[Call], inplace: bool, write: Any, inside: Any = ()) -> str:
     """The old graph, said as what made it old: an earlier call, or an in-place write; a call
     among ``inside`` was run by the failing backward's outermost call itself (a reentrant
     checkpoint's backward, a custom Function's autograd.grad)."""
-    if write is not None:
-        by = f"`{write.text}` at {write.where()}" if write.line else "an in-place write"
-        return f"a graph whose saved tensor {by} changed in place afterwards"
+    if write is not None:  # the tensor by its name, the write by its line
+        what = "a graph one of whose saved tensors" if not write.name else \
+            f"a graph one of whose saved tensors, a weight of `{write.name}`," \
+            if write.weight and write.how != "op" else \
+            f"a graph whose saved tensor `{write.name}`"
+        by = f" by `{write.text}` at {write.where()}" if write.line else ""
+        return f"{what} was changed in place afterwards{by}"
     since = " (its saved tensors were modified in place since)" if inplace else ""
     latest = calls[0] if calls else None
     if latest is not None and any(latest is call for call in inside):

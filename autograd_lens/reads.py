@@ -22,6 +22,8 @@ MUTATORS = frozenset({"append", "extend", "insert", "clear", "pop", "add", "upda
 # Reads that look at a value without computing with it: ``state is not None``, ``len(buffer)``.
 _LOOKS = frozenset({"isinstance", "len", "print", "type", "id", "hasattr", "repr", "str"})
 # Methods that read a tensor's value without its graph: ``h.detach()``, ``loss.item()``.
+# A container's methods that read its entries: ``self.cache.get(key)`` reads ``self.cache``.
+_LOOKUPS = ("get", "values", "items")
 _VALUE_ONLY = frozenset({"detach", "item", "tolist", "numpy", "size", "dim", "numel"})
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
@@ -37,6 +39,7 @@ class Use(NamedTuple):
     adds: bool = False  # an assignment that adds to the old value: total = total + x, total += x
     alias: str = ""  # for ``value = value_next``: the path whose value it takes
     branch_end: int = 0  # an assignment under an ``if``: the last line of that ``if``
+    part: bool = False  # an assignment into part of the value (``x[i] = v``), named by ``x``
 
 
 def path_of(node: ast.AST, *, exact: bool = False) -> str | None:
@@ -137,8 +140,9 @@ class _Reader:
             if isinstance(target, ast.Subscript):
                 self.load(target.slice)
             if path is not None:
+                part = isinstance(target, ast.Subscript) and path == path_of(target.value)
                 self.uses.append(Use(path, True, target.lineno, adds=adds, alias=alias,
-                                     branch_end=self.branch_end))
+                                     branch_end=self.branch_end, part=part))
 
     def statement(self, node: ast.stmt) -> None:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -295,9 +299,11 @@ def reads_of_attribute(tree: ast.Module, attr: str) -> list[tuple[str, Use, bool
             continue
         uses = uses_of(node)
         paths = {u.path for u in uses if not u.store and not u.mutator
-                 and (u.path.endswith("." + attr) or f".{attr}[" in u.path)}
-        for path in sorted(paths):
-            base = path if path.endswith("." + attr) else path.split(f".{attr}[")[0] + "." + attr
+                 and (u.path.endswith("." + attr) or f".{attr}[" in u.path or
+                      u.path.endswith(tuple(f".{attr}.{m}" for m in _LOOKUPS)))}
+        for path in sorted(paths):  # self.queue[0], self.cache.get(k): read self.queue, self.cache
+            base = path if path.endswith("." + attr) else \
+                path.split(f".{attr}[" if f".{attr}[" in path else f".{attr}.")[0] + "." + attr
             use, before = first_read(uses, base)
             if use is not None and len(use.path) > len(base):  # self.queue.T names self.queue
                 use = use._replace(path=base)

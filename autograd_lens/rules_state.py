@@ -10,7 +10,8 @@ import ast
 import re
 from typing import Any
 
-from .edit_guards import already_detached, differentiates, reads_kept_value, returned_after
+from .edit_guards import already_detached, bound_elsewhere, differentiates, reads_kept_value, \
+    returned_after
 from .edits import Plan, Source, path_of, targets
 from .backward_calls import backward_subject
 from .hook_lists import clear_before_forward
@@ -28,6 +29,8 @@ def detach_state(case: Case) -> list[Fix]:
     path = source.as_written(statement, carrier.name)  # states["north"] read as states[name]
     if already_detached(source, statement, path):
         return []  # a detach before a detach: the old graph came in some other way
+    if bound_elsewhere(source, statement.lineno, path):
+        return []  # a global the function only reads: a detach there would leave it unbound
     fill = _before_fill(source, path, statement)
     at = _before_steps(source, fill, case)
     indent = source.indent(at.lineno)

@@ -108,10 +108,12 @@ class Finding:
             lines.append("It runs through a compiled region (" + ", ".join(self.hidden) + "): "
                          "autograd_lens cannot see inside a compiled region, so what follows "
                          "is a best guess.")
-        lines += self.carrier_lines() or [
+        named = self.inplace and self.write is not None and bool(self.write.name)
+        none = [] if named else [  # the line above named the tensor written: no "no variable"
             "No variable of your program holds the old graph by name (it may sit inside a "
             "function's result or a closure)." if not self.inplace else
             "No variable of your program holds that graph by name."]
+        lines += self.carrier_lines() or none
         if self.frontier:
             lines.append("Where the graphs meet: " + ", ".join(self.frontier[:5])
                          + (" ..." if len(self.frontier) > 5 else ""))
@@ -149,7 +151,8 @@ def written_lines(write: Write | None) -> list[str]:
                    f"at version {now} now."]
     if write.line:
         verb = "steps the optimizer that holds it" if write.how == "step" else \
-            "writes it in place"
+            "makes a module (or calls a function) with inplace=True, whose call wrote it in " \
+            "place" if write.module else "writes it in place"
         lines.append(f"Changed by: {write.text}  ({place(write.file, write.line)} in "
                      f"{write.function}), which {verb}.")
     return lines
@@ -209,8 +212,8 @@ def _at_build(carrier: Carrier, frames: list[Any]) -> Carrier:
 
 def _written_first(write: Write | None, carriers: list[Carrier]) -> list[Carrier]:
     """For a tensor the program wrote in place, that tensor at its write comes first."""
-    if write is None or write.how != "op" or not write.name or not write.line:
-        return carriers
+    if write is None or write.how != "op" or not write.name or not write.line or write.module:
+        return carriers  # a module's call wrote it: its line does not name the tensor
     first = Carrier(write.name, write.file, write.line, write.function,
                     f"is written in place here after {write.node} saved it", "written",
                     "attribute" if "." in write.name else "variable", entry="written",

@@ -180,12 +180,18 @@ def _last_before(scope: ast.AST, line: int, wanted: Any) -> ast.stmt | None:
 def op_on(path: str, frames: list[Any]) -> tuple | None:
     """Where the program writes ``path`` in place (``self.queue`` is matched in any method by
     its attribute): (file, line, function, text, the path as written there)."""
+    return _found(frames, writer_of(path))
+
+
+def writer_of(path: str) -> Any:
+    """A test of a statement: the path as it writes ``path`` in place ("" when it does not);
+    ``self.queue`` is matched in any method by its attribute."""
     attr = path.split(".", 1)[1] if "." in path else ""
 
     def writes(statement: ast.stmt) -> str:
         return next((p for p in _in_place(statement) if p == path or (
             attr and p.endswith("." + attr.split(".")[-1]))), "")
-    return _found(frames, writes)
+    return writes
 
 
 def step_of(optimizer: str, frames: list[Any]) -> tuple | None:

@@ -26,6 +26,7 @@ from .graph import breadth_first, children, node_name, stale_slots
 from .places import place
 from .optimizer_steps import step_after
 from .source_writes import built_before, op_on, op_recorded, own_write, step_of, weight_op
+from .write_order import module_made_in_place, op_after_build
 
 _MESSAGE = re.compile(r"\[(?P<kind>[\w.]+) \[(?P<shape>[\d, ]*)\]\](?:, which is output \d+ of "
                       r"(?P<op>\w+),)? is at version (?P<now>\d+); expected version "
@@ -51,6 +52,8 @@ class Write:
         carrying: the names of the program whose graph reaches the node (set by the caller).
         reached: the line of the function that steps where the failing backward is reached
             (the backward itself, or the call that leads to it).
+        module: the line makes a module (or calls a function) with ``inplace=True``, whose
+            call wrote the tensor.
     """
 
     node: str
@@ -65,6 +68,7 @@ class Write:
     versions: tuple[int, int] = (0, 0)
     carrying: tuple[str, ...] = ()
     reached: int = 0
+    module: bool = False
 
     def where(self) -> str:
         return place(self.file, self.line) if self.line else ""
@@ -238,7 +242,7 @@ def find_write(error: BaseException, written: list[tuple[Any, str]],
         if _matches(value, facts) and (value.grad_fn is None or _reaches(value, node) or
                                        _written_after(value, node, makers)):
             leaf = bool(value.requires_grad and value.is_leaf)
-            found = op_on(path, frames)
+            found = op_after_build(path, frames) or op_on(path, frames)
             if found is not None:  # named as the line that writes it does (self.queue)
                 return Write(node_name(node), slot, found[4] or path, leaf, "op", *found[:4],
                              versions)
@@ -247,6 +251,10 @@ def find_write(error: BaseException, written: list[tuple[Any, str]],
     found = op_recorded(_writers(order, facts["op"]) | _base_writers(order, node, makers), frames)
     if found is not None:
         return Write(node_name(node), slot, found[4], False, "op", *found[:4], versions)
+    found = module_made_in_place(facts["op"], frames)
+    if found is not None:  # the write runs inside a module made with inplace=True
+        return Write(node_name(node), slot, held.name if held else "", held.weight if held
+                     else False, "op", *found, versions, module=True)
     if held is not None:
         return held
     return Write(node_name(node), slot, "", False, "op", versions=versions)
