@@ -56,6 +56,8 @@ class Scene:
             old graph.
         self_built: the failing call starts from the carrier itself, built in the step from its
             own earlier value (``smooth = 0.9 * smooth + 0.1 * loss; smooth.backward()``).
+        looked_up: the carrier is an entry of a container that the step reads entry by entry, by
+            a key it computes (``cache[i]``), never as a whole: a store of values read back.
         memoised: the carrier is an entry of a container that the program fills only for a key
             it does not hold yet (``if key not in cache: cache[key] = ...``): made once, reused.
     """
@@ -128,6 +130,12 @@ class Scene:
         carrier = self.carrier
         return carrier is not None and carrier.origin == "list" and \
             memoised(carrier.file, carrier.line, carrier.name)
+
+    @cached_property
+    def looked_up(self) -> bool:
+        carrier = self.carrier
+        return carrier is not None and carrier.origin == "list" and \
+            looked_up(carrier.file, carrier.line, carrier.name)
 
 
 def _earlier_in(call: Call, frame: Any) -> bool:
@@ -205,6 +213,20 @@ def memoised(file: str, line: int, entry: str) -> bool:
     return bool(stores) and all(any(test.body[0].lineno <= store.lineno <= test.end_lineno
                                     for test in tests) for store in stores)
 
+
+def looked_up(file: str, line: int, entry: str) -> bool:
+    """Whether the statement at ``line`` reads the container of ``entry`` (``cache`` of
+    ``cache[3]``) entry by entry, by a key it computes (``cache[i]``), and never as a whole
+    (``torch.stack(cache)``, ``sum(cache)``)."""
+    source = Source.read(file) if "[" in entry else None
+    statement = source.statement_at(line) if source is not None else None
+    if statement is None:
+        return False
+    container = entry[:entry.index("[")]
+    reads = [node for node in ast.walk(statement) if path_of(node, exact=True) == container]
+    keyed = {id(node.value) for node in ast.walk(statement) if isinstance(node, ast.Subscript)
+             and not isinstance(node.slice, ast.Constant) and path_of(node.value) == container}
+    return bool(keyed) and all(id(node) in keyed for node in reads)
 
 def _not_in(test: ast.expr, container: str) -> bool:
     return isinstance(test, ast.Compare) and len(test.ops) == 1 and \

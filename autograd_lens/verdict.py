@@ -62,6 +62,8 @@ class Evidence:
             on one shared part).
         write: for the in-place error, what changed the saved tensor
             (:class:`~autograd_lens.writes.Write`), when found.
+        from_gradient: the carrier was made from a gradient taken with ``create_graph=True``
+            (its graph holds a gradient's own nodes): weights stepped by a differentiable update.
     """
 
     root_old: bool = False
@@ -83,6 +85,7 @@ class Evidence:
     recurrence: bool = False
     disjoint: bool = False
     write: Any = None
+    from_gradient: bool = False
 
 
 def decide(evidence: Evidence) -> str:
@@ -135,12 +138,22 @@ def decide(evidence: Evidence) -> str:
         if carrier.origin == "attribute" and (e.on_module or not carrier.outside_loop):
             return "module_state"
         # Assigned only before the loop: reused every step; else kept from the step before.
-        return "outside_loop" if carrier.outside_loop else "hidden_state"
+        return "outside_loop" if carrier.outside_loop else _carried(e)
     if e.same_step:
         return "shared_trunk"
     if carrier.origin == "attribute":
         return "hidden_state" if e.through_weights else "module_state"
-    return "hidden_state"
+    return _carried(e)
+
+
+def _carried(e: Evidence) -> str:
+    """A value kept from an earlier step, by what its graph shows: a recurrent state when weights
+    run on it again (the same model on its own output); a step of weights made from a gradient
+    (an unrolled optimisation, which no pattern of the catalogue fixes as it stands); else a
+    value computed from predictions or losses and kept."""
+    if e.recurrence or e.through_weights:
+        return "hidden_state"
+    return "unknown" if e.from_gradient else "kept_value"
 
 
 def _as_holder(carrier: Any, on_object: bool) -> Suspected:
