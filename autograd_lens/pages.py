@@ -36,7 +36,7 @@ def page_for(pattern: str, evidence: Any, scene: Scene) -> str | None:
         return "12_gan_discriminator"  # a discriminator scores a fake batch it went through
     if pattern in _OLD_CARRIER and scene.from_collection:
         return "02_two_losses_one_forward"  # losses of one forward, backpropagated in turn
-    if pattern in ("hidden_state", "outside_loop") and scene.outer_step:
+    if pattern in ("hidden_state", "outside_loop", "kept_value") and scene.outer_step:
         # The earlier call ran earlier in this very step, in a caller: a second loss over what
         # the first went through, taken by a second network or not.
         return "04_two_networks" if scene.consumer else "02_two_losses_one_forward"

@@ -56,6 +56,8 @@ class Scene:
             old graph.
         self_built: the failing call starts from the carrier itself, built in the step from its
             own earlier value (``smooth = 0.9 * smooth + 0.1 * loss; smooth.backward()``).
+        self_fed: the function holding the carrier's line assigns it from its own value
+            (``z, s = cell(x, s)``): a state that evolves from step to step.
         looked_up: the carrier is an entry of a container that the step reads entry by entry, by
             a key it computes (``cache[i]``), never as a whole: a store of values read back.
         memoised: the carrier is an entry of a container that the program fills only for a key
@@ -130,6 +132,11 @@ class Scene:
         carrier = self.carrier
         return carrier is not None and carrier.origin == "list" and \
             memoised(carrier.file, carrier.line, carrier.name)
+
+    @cached_property
+    def self_fed(self) -> bool:
+        carrier = self.carrier
+        return carrier is not None and self_fed(carrier.file, carrier.line, carrier.name)
 
     @cached_property
     def looked_up(self) -> bool:
@@ -214,15 +221,32 @@ def memoised(file: str, line: int, entry: str) -> bool:
                                     for test in tests) for store in stores)
 
 
+def self_fed(file: str, line: int, name: str) -> bool:
+    """Whether the function holding ``line`` assigns ``name`` (``s``; ``h`` for ``h[0]``) from
+    an expression that reads it (``z, s = cell(x, s)``, ``h = 0.9 * h + x``): a state that
+    evolves from its own value (also when the source cannot be read: nothing is changed)."""
+    source = Source.read(file)
+    if source is None:
+        return True
+    path = name[:name.index("[")] if "[" in name else name
+    return any(source.reads(store.value, path) for store in
+               source.stores(source.scope_at(line), path) if getattr(store, "value", None))
+
+
 def looked_up(file: str, line: int, entry: str) -> bool:
     """Whether the statement at ``line`` reads the container of ``entry`` (``cache`` of
     ``cache[3]``) entry by entry, by a key it computes (``cache[i]``), and never as a whole
-    (``torch.stack(cache)``, ``sum(cache)``)."""
+    (``torch.stack(cache)``, ``sum(cache)``), and the program never appends to it
+    (filled once, or by key): a store of values read back, not a buffer."""
     source = Source.read(file) if "[" in entry else None
     statement = source.statement_at(line) if source is not None else None
     if statement is None:
         return False
     container = entry[:entry.index("[")]
+    if any(isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and
+           node.func.attr in ("append", "extend", "insert") and path_of(node.func.value) == container
+           for node in ast.walk(source.tree)):
+        return False  # a list grown step by step: a buffer
     reads = [node for node in ast.walk(statement) if path_of(node, exact=True) == container]
     keyed = {id(node.value) for node in ast.walk(statement) if isinstance(node, ast.Subscript)
              and not isinstance(node.slice, ast.Constant) and path_of(node.value) == container}

@@ -317,7 +317,7 @@ def explain(error: BaseException, roots: Any, calls: list[Call], frames: list[An
     scene = Scene(order, kids, old, root_nodes, view.reaches, used, frames,
                   carriers[0][1].owner if carriers else None,
                   carriers[0][0] if carriers else None, nested, inside=inside)
-    key = refined(decide(evidence), scene)
+    key = refined(decide(evidence), evidence, scene)
     return Finding(str(error).split("\n")[0], named, frontier,
                    PATTERNS.get(key), _hidden(tensors) if tensors else (),
                    write=write, inplace=inplace, across_step=_across_step(used, frames),

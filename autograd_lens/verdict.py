@@ -147,13 +147,13 @@ def decide(evidence: Evidence) -> str:
 
 
 def _carried(e: Evidence) -> str:
-    """A value kept from an earlier step, by what its graph shows: a recurrent state when weights
-    run on it again (the same model on its own output); a step of weights made from a gradient
-    (an unrolled optimisation, which no pattern of the catalogue fixes as it stands); else a
-    value computed from predictions or losses and kept."""
-    if e.recurrence or e.through_weights:
-        return "hidden_state"
-    return "unknown" if e.from_gradient else "kept_value"
+    """A value kept from an earlier step: a state carried from one batch into the next, unless
+    its graph shows weights stepped by a gradient (an unrolled optimisation, which no pattern of
+    the catalogue fixes as it stands). A state that no weights run on again may be a value
+    computed from predictions and kept: :mod:`autograd_lens.refine` tells it from the source."""
+    if e.from_gradient and not (e.recurrence or e.through_weights):
+        return "unknown"
+    return "hidden_state"
 
 
 def _as_holder(carrier: Any, on_object: bool) -> Suspected:
