@@ -229,8 +229,21 @@ def self_fed(file: str, line: int, name: str) -> bool:
     if source is None:
         return True
     path = name[:name.index("[")] if "[" in name else name
-    return any(source.reads(store.value, path) for store in
-               source.stores(source.scope_at(line), path) if getattr(store, "value", None))
+    scope = source.scope_at(line)
+    stores = source.stores(scope, path)
+    return any(source.reads(store.value, path) and not _after_store(scope, store, stores)
+               for store in stores if getattr(store, "value", None))
+
+
+def _after_store(scope: ast.AST, store: ast.stmt, stores: list[ast.stmt]) -> bool:
+    """Whether another of ``stores`` comes before ``store`` in its block (``w = f(p); w = w /
+    w.sum()``): then ``store`` reads the value just made, not the one kept from before."""
+    for node in ast.walk(scope):
+        for block in (getattr(node, "body", None), getattr(node, "orelse", None)):
+            if isinstance(block, list) and any(s is store for s in block):
+                earlier = block[:[id(s) for s in block].index(id(store))]
+                return any(s is other for s in earlier for other in stores)
+    return False
 
 
 def looked_up(file: str, line: int, entry: str) -> bool:

@@ -15,3 +15,4 @@ for inputs, targets in batches:
     loss.backward()
     opt.step()
     scales = errors.mean(0).softmax(0) * 3
+    scales = scales / scales.mean()
