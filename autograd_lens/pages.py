@@ -16,11 +16,11 @@ from .scene import Scene
 _GENERIC = ("shared_trunk", "unknown")
 # Patterns named from a carrier that holds an old graph, whatever made it old; and those of
 # them a kept fake batch can show (a state carried through a recurrence is not one).
-_OLD_CARRIER = ("shared_trunk", "outside_loop", "hidden_state", "two_networks")
-_KEPT = ("shared_trunk", "outside_loop", "two_networks")
+_OLD_CARRIER = ("shared_trunk", "outside_loop", "hidden_state", "two_networks", "kept_value")
+_KEPT = ("shared_trunk", "outside_loop", "two_networks", "kept_value")
 # Patterns named from what holds the old graph, whatever made it old.
 _NAMED_FROM_CARRIER = _GENERIC + ("outside_loop", "hidden_state", "two_networks", "module_state",
-                                  "growing_buffer")
+                                  "growing_buffer", "kept_value")
 
 
 def page_for(pattern: str, evidence: Any, scene: Scene) -> str | None:
@@ -38,12 +38,14 @@ def page_for(pattern: str, evidence: Any, scene: Scene) -> str | None:
         return "12_gan_discriminator"  # a discriminator scores a fake batch it went through
     if pattern in _OLD_CARRIER and scene.from_collection:
         return "02_two_losses_one_forward"  # losses of one forward, backpropagated in turn
-    if pattern in ("hidden_state", "outside_loop") and scene.outer_step:
+    if pattern in ("hidden_state", "outside_loop", "kept_value") and scene.outer_step:
         # The earlier call ran earlier in this very step, in a caller: a second loss over what
         # the first went through, taken by a second network or not.
         return "04_two_networks" if scene.consumer else "02_two_losses_one_forward"
-    if pattern in ("hidden_state", "module_state") and scene.self_built:
+    if pattern in ("hidden_state", "module_state", "kept_value") and scene.self_built:
         return "06_accumulating_loss"  # the loss backpropagated is a running mix of losses
+    if pattern == "unknown" and evidence.from_gradient:
+        return "20_meta_learning"  # weights stepped by a gradient taken with create_graph=True
     if pattern == "growing_buffer" and scene.memoised:
         return "13_tensor_outside_loop"  # a value memoised once and reused by later steps
     if pattern == "module_state" and scene.made_once:

@@ -135,6 +135,14 @@ PATTERNS: dict[str, Pattern] = {p.key: p for p in (
             rule=rules_state.detach_state,
             proofs=("hidden_state_tensor", "hidden_state_tuple", "hidden_state_nested",
                     "hidden_state_attribute", "hidden_state_dict")),
+    Pattern("kept_value", "a value made from an earlier step's graph and kept for a later "
+            "step (weights or targets computed from predictions or losses)",
+            "store it .detach()ed (or compute it under torch.no_grad()) where it is made, so a "
+            "later step takes its value as a constant; compute it again inside the step if the "
+            "loss should train what made it",
+            ("10_detach", "16_module_state_with_history"),
+            "detach it where it is made (or compute it under torch.no_grad())",
+            rule=rules_state.detach_kept, proofs=("kept_value",)),
     Pattern("module_state", "a module attribute or buffer updated with history",
             "update it under torch.no_grad() or store a .detach()ed value",
             ("16_module_state_with_history",),

@@ -19,9 +19,17 @@ from .rules import BACKWARD, Case, Fix, detach_lines, failed_call, one_fix, reco
     top_carrier, sum_losses, with_helper
 
 
-def detach_state(case: Case) -> list[Fix]:
+_TBPTT = ("truncated backpropagation through time: each batch's backward stops at the state it "
+          "was handed, whose values still flow forward")
+_CONSTANT = ("the kept value comes in without its graph: each step's backward stops at it, and its "
+             "value still flows forward as a constant")
+
+
+def detach_state(case: Case, note: str = _TBPTT) -> list[Fix]:
     """Hidden state: detach the carried state just before the step reads it; every name of it
-    that the same statement reads back (``out, (h, c) = lstm(x, (h, c))``: both h and c)."""
+    that the same statement reads back (``out, (h, c) = lstm(x, (h, c))``: both h and c).
+    ``note``: what the fixed program computes (truncated backpropagation for a recurrent
+    state)."""
     carrier, source = top_carrier(case)
     statement = source.statement_at(carrier.line) if source else None
     if statement is None:
@@ -31,6 +39,8 @@ def detach_state(case: Case) -> list[Fix]:
         return []  # a detach before a detach: the old graph came in some other way
     if bound_elsewhere(source, statement.lineno, path):
         return []  # a global the function only reads: a detach there would leave it unbound
+    if _bound_inside(statement, path):
+        return []  # [preds[i] for i in keys]: no such i before the statement
     fill = _before_fill(source, path, statement)
     at = _before_steps(source, fill, case)
     indent = source.indent(at.lineno)
@@ -45,10 +55,28 @@ def detach_state(case: Case) -> list[Fix]:
     kept = "." in carrier.name and source.statement_at(fill.lineno) is not statement
     return one_fix("the value kept from an earlier call comes in without its graph, and a value "
                    "filled in this call keeps it" if kept else
-                   "truncated backpropagation through time: each batch's backward stops at the "
-                   "state it was handed, whose values still flow forward",
+                   note,
                 with_helper(Plan(source).before(at.lineno, *lines), source,
                             statement.lineno, carrier.form) if lines else None)
+
+
+def _bound_inside(statement: ast.stmt, path: str) -> bool:
+    """Whether ``path`` (``preds[i]``) names a variable that a comprehension of ``statement``
+    binds (``[preds[i] for i in keys]``): a line before the statement would read another one."""
+    try:
+        names = {n.id for n in ast.walk(ast.parse(path, mode="eval")) if isinstance(n, ast.Name)}
+    except SyntaxError:
+        return False
+    bound = {t.id for n in ast.walk(statement) if isinstance(n, ast.comprehension)
+             for t in ast.walk(n.target) if isinstance(t, ast.Name)}
+    return bool(names & bound)
+
+
+def detach_kept(case: Case) -> list[Fix]:
+    """A value made from an earlier step's graph and kept for a later one (weights or targets
+    made from predictions): detached where the step reads it, as a state is, and said as what
+    it is, a constant, not a truncated recurrence."""
+    return detach_state(case, _CONSTANT)
 
 
 def _before_fill(source: Source, name: str, statement: ast.stmt) -> ast.stmt:
@@ -106,7 +134,7 @@ def detach_stored(case: Case) -> list[Fix]:
     stores = [s for s in source.stores(source.scope_at(carrier.line), carrier.name)
               if s.lineno >= carrier.line]
     if not stores:
-        return detach_state(case)
+        return detach_state(case, _CONSTANT)
     plan, scope = Plan(source), source.scope_at(carrier.line)
     for other in _kept_with(case, carrier, source):  # running_mean and running_var: both
         stores = [s for s in source.stores(scope, other.name) if s.lineno >= other.line]

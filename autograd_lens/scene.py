@@ -59,6 +59,10 @@ class Scene:
         after_inner_step: the function that failed took a gradient with ``create_graph=True``
             before the earlier backward, and the old graph holds nodes made after it (weights
             adapted by an inner step, as in second-order meta-learning).
+        self_fed: the function holding the carrier's line assigns it from its own value
+            (``z, s = cell(x, s)``): a state that evolves from step to step.
+        looked_up: the carrier is an entry of a container that the step reads entry by entry, by
+            a key it computes (``cache[i]``), never as a whole: a store of values read back.
         memoised: the carrier is an entry of a container that the program fills only for a key
             it does not hold yet (``if key not in cache: cache[key] = ...``): made once, reused.
     """
@@ -138,6 +142,17 @@ class Scene:
         carrier = self.carrier
         return carrier is not None and carrier.origin == "list" and \
             memoised(carrier.file, carrier.line, carrier.name)
+
+    @cached_property
+    def self_fed(self) -> bool:
+        carrier = self.carrier
+        return carrier is not None and self_fed(carrier.file, carrier.line, carrier.name)
+
+    @cached_property
+    def looked_up(self) -> bool:
+        carrier = self.carrier
+        return carrier is not None and carrier.origin == "list" and \
+            looked_up(carrier.file, carrier.line, carrier.name)
 
 
 def after_inner_step(history: Any, latest: Call, frame: Any, old: set[Any]) -> bool:
@@ -229,6 +244,50 @@ def memoised(file: str, line: int, entry: str) -> bool:
     return bool(stores) and all(any(test.body[0].lineno <= store.lineno <= test.end_lineno
                                     for test in tests) for store in stores)
 
+
+def self_fed(file: str, line: int, name: str) -> bool:
+    """Whether the function holding ``line`` assigns ``name`` (``s``; ``h`` for ``h[0]``) from
+    an expression that reads it (``z, s = cell(x, s)``, ``h = 0.9 * h + x``): a state that
+    evolves from its own value (also when the source cannot be read: nothing is changed)."""
+    source = Source.read(file)
+    if source is None:
+        return True
+    path = name[:name.index("[")] if "[" in name else name
+    scope = source.scope_at(line)
+    stores = source.stores(scope, path)
+    return any(source.reads(store.value, path) and not _after_store(scope, store, stores)
+               for store in stores if getattr(store, "value", None))
+
+
+def _after_store(scope: ast.AST, store: ast.stmt, stores: list[ast.stmt]) -> bool:
+    """Whether another of ``stores`` comes before ``store`` in its block (``w = f(p); w = w /
+    w.sum()``): then ``store`` reads the value just made, not the one kept from before."""
+    for node in ast.walk(scope):
+        for block in (getattr(node, "body", None), getattr(node, "orelse", None)):
+            if isinstance(block, list) and any(s is store for s in block):
+                earlier = block[:[id(s) for s in block].index(id(store))]
+                return any(s is other for s in earlier for other in stores)
+    return False
+
+
+def looked_up(file: str, line: int, entry: str) -> bool:
+    """Whether the statement at ``line`` reads the container of ``entry`` (``cache`` of
+    ``cache[3]``) entry by entry, by a key it computes (``cache[i]``), and never as a whole
+    (``torch.stack(cache)``, ``sum(cache)``), and the program never appends to it
+    (filled once, or by key): a store of values read back, not a buffer."""
+    source = Source.read(file) if "[" in entry else None
+    statement = source.statement_at(line) if source is not None else None
+    if statement is None:
+        return False
+    container = entry[:entry.index("[")]
+    if any(isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and
+           node.func.attr in ("append", "extend", "insert") and path_of(node.func.value) == container
+           for node in ast.walk(source.tree)):
+        return False  # a list grown step by step: a buffer
+    reads = [node for node in ast.walk(statement) if path_of(node, exact=True) == container]
+    keyed = {id(node.value) for node in ast.walk(statement) if isinstance(node, ast.Subscript)
+             and not isinstance(node.slice, ast.Constant) and path_of(node.value) == container}
+    return bool(keyed) and all(id(node) in keyed for node in reads)
 
 def _not_in(test: ast.expr, container: str) -> bool:
     return isinstance(test, ast.Compare) and len(test.ops) == 1 and \

@@ -18,6 +18,7 @@ from .carriers import Carrier, GraphView, rank_candidates, shown, shown_in_turn
 from .diagnose import diagnose
 from .errors import is_inplace_error
 from .graph import breadth_first, children, node_name
+from .refine import refined
 from .history import Call, alive_roots, as_tensors, old_nodes, sequence
 from .in_turn import in_turn, went_in_turn
 from .places import place
@@ -128,9 +129,10 @@ class Finding:
         pages = [self.page] + [p for p in self.pattern.links() if p != self.page]
         see = "See: " + (", ".join(pages) if every_page else self.page)
         if self.pattern.key == "unknown" and self.situation:
-            return ["Likely pattern: none that the evidence shows for certain (no carrier "
-                    "named); the page on the situation the graph shows, then the debugging "
-                    "page, say how to look.", "See: " + ", ".join(pages)]
+            return ["Likely pattern: none that the evidence shows for certain" +
+                    ("" if self.carriers else " (no carrier named)") + "; the page on the "
+                    "situation the graph shows, then the debugging page, say how to look.",
+                    "See: " + ", ".join(pages)]
         if self.pattern.key == "unknown":
             return ["Likely pattern: none that the evidence shows (no carrier, no telling "
                     "graph); the debugging page says how to look.", see]
@@ -194,7 +196,16 @@ def _evidence(carriers: list[tuple[Carrier, Candidate]], view: Any, order: list[
             evidence.again = next((c for c in calls if number in c.roots), None)
         if carrier.kind == "carried":
             evidence.through_weights = through_weights(candidate.tensor.grad_fn, view.reaches, old)
+        if not evidence.recurrence and not evidence.through_weights:
+            evidence.from_gradient = _from_gradient(candidate.tensor.grad_fn)
     return evidence
+
+
+def _from_gradient(node: Any) -> bool:
+    """Whether a gradient's own nodes (``TanhBackwardBackward0``: made by autograd.grad with
+    ``create_graph=True``) lie in the graph below ``node``: weights stepped by a gradient."""
+    return node is not None and any("BackwardBackward" in node_name(n)
+                                    for n in breadth_first([node]))
 
 
 def _at_build(carrier: Carrier, frames: list[Any]) -> Carrier:
@@ -316,10 +327,10 @@ def explain(error: BaseException, roots: Any, calls: list[Call], frames: list[An
     evidence.write = write
     frontier = [node_name(n) for n in view.frontier]
     named = _written_first(write, [c for c, _ in carriers])
-    key = decide(evidence)
     scene = Scene(order, kids, old, root_nodes, view.reaches, used, frames,
                   carriers[0][1].owner if carriers else None,
                   carriers[0][0] if carriers else None, nested, inside=inside, history=calls)
+    key = refined(decide(evidence), evidence, scene)
     return Finding(str(error).split("\n")[0], named, frontier,
                    PATTERNS.get(key), _hidden(tensors) if tensors else (),
                    write=write, inplace=inplace, across_step=_across_step(used, frames),

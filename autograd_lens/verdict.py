@@ -62,6 +62,8 @@ class Evidence:
             on one shared part).
         write: for the in-place error, what changed the saved tensor
             (:class:`~autograd_lens.writes.Write`), when found.
+        from_gradient: the carrier was made from a gradient taken with ``create_graph=True``
+            (its graph holds a gradient's own nodes): weights stepped by a differentiable update.
     """
 
     root_old: bool = False
@@ -83,6 +85,7 @@ class Evidence:
     recurrence: bool = False
     disjoint: bool = False
     write: Any = None
+    from_gradient: bool = False
 
 
 def decide(evidence: Evidence) -> str:
@@ -135,11 +138,21 @@ def decide(evidence: Evidence) -> str:
         if carrier.origin == "attribute" and (e.on_module or not carrier.outside_loop):
             return "module_state"
         # Assigned only before the loop: reused every step; else kept from the step before.
-        return "outside_loop" if carrier.outside_loop else "hidden_state"
+        return "outside_loop" if carrier.outside_loop else _carried(e)
     if e.same_step:
         return "shared_trunk"
     if carrier.origin == "attribute":
         return "hidden_state" if e.through_weights else "module_state"
+    return _carried(e)
+
+
+def _carried(e: Evidence) -> str:
+    """A value kept from an earlier step: a state carried from one batch into the next, unless
+    its graph shows weights stepped by a gradient (an unrolled optimisation, which no pattern of
+    the catalogue fixes as it stands). A state that no weights run on again may be a value
+    computed from predictions and kept: :mod:`autograd_lens.refine` tells it from the source."""
+    if e.from_gradient and not (e.recurrence or e.through_weights):
+        return "unknown"
     return "hidden_state"
 
 

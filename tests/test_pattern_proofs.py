@@ -261,6 +261,24 @@ def ref_module_state():
     return state(model=set_grads(nn.ModuleDict({"proj": proj}), total))
 
 
+def ref_kept_value():
+    """The weights made from the last step's predictions, as constants (under no_grad)."""
+    torch.manual_seed(0)
+    model = nn.Linear(3, 2)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    xs, ys = torch.randn(4, 8, 3), torch.randn(4, 8, 2)
+    weight = torch.ones(2)
+    for x, y in zip(xs, ys):
+        pred = model(x)
+        loss = (weight * (pred - y) ** 2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        with torch.no_grad():
+            weight = 1 / (pred.abs().mean(0) + 0.5)
+    return state(model=model)
+
+
 def _outside(recompute: bool):
     torch.manual_seed(0)
     encoder, head = nn.Sequential(nn.Linear(4, 6), nn.Tanh()), nn.Linear(6, 1)
@@ -407,6 +425,7 @@ REFERENCES = {
     "hidden_state_dict": (["cell"], [ref_hidden_dict]),
     "hidden_state_nested": (["low", "high"], [ref_hidden_nested]),
     "module_state": (["model"], [ref_module_state]),
+    "kept_value": (["model"], [ref_kept_value]),
     "outside_loop": (["encoder", "head"], [lambda: _outside(True), lambda: _outside(False)]),
     "shared_trunk": (["trunk", "reg", "cls"], [_trunk, _trunk]),
     "growing_buffer": (["policy"], [ref_growing_buffer]),
