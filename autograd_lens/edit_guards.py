@@ -108,3 +108,31 @@ def differentiates(source: Source, statement: ast.stmt) -> bool:
     called = {getattr(n.func, "attr", getattr(n.func, "id", "")) for n in ast.walk(statement)
               if isinstance(n, ast.Call)}
     return "grad" in called or bool(source.calls_within(statement, ("grad",)))
+
+
+def snapshot(source: Source, store: ast.stmt, loop: ast.stmt) -> bool:
+    """Whether ``store`` (before ``loop``) calls a network that the loop calls again
+    (``old_values = critic(obs)`` before, ``v = critic(obs[mb])`` inside): the value kept is
+    that network's output before the loop's steps on purpose; computed again inside the loop it
+    would equal the loop's own output, and what the program compares with it would change."""
+    def called(node: ast.AST) -> set[str]:
+        return {path_of(n.func) for n in ast.walk(node) if isinstance(n, ast.Call) and
+                path_of(n.func) and not path_of(n.func).split(".")[0] in ("torch", "F", "nn")}
+    return bool(called(store.value) & called(loop))
+
+
+def computed_once(source: Source, path: str) -> bool:
+    """Whether the attribute of ``path`` (``prompt`` of ``model.prompt``) is assigned only in
+    ``__init__`` methods, each time from a computation (``self.prompt = mlp(emb(ids))``):
+    detached where a step reads it, what computes it would never receive a gradient again; the
+    fix is to compute it where it is read."""
+    if "." not in path or "[" in path:
+        return False
+    attr = path.rsplit(".", 1)[1]
+    inits = [n for n in ast.walk(source.tree) if isinstance(n, ast.FunctionDef) and
+             n.name == "__init__"]
+    stores = [n for n in ast.walk(source.tree) if isinstance(n, (ast.Assign, ast.AnnAssign))
+              and any(isinstance(t, ast.Attribute) and t.attr == attr for t in
+                      (n.targets if isinstance(n, ast.Assign) else [n.target]))]
+    return bool(stores) and all(any(i.lineno <= s.lineno <= i.end_lineno for i in inits) and
+                                not _data(s.value) and not _no_grad(source, s) for s in stores)
