@@ -15,6 +15,7 @@ from .edit_guards import already_detached, differentiates, reads_kept_value, ret
 from .edits import Plan, Source, path_of, targets
 from .backward_calls import backward_subject
 from .hook_lists import clear_before_forward
+from .same_role import same_role
 from .state_start import learned_start, stores_after
 from .leaf_lists import differentiated, entry_of, leaves_where_stored
 from .kept_stores import detach_where_stored, emptied_when, read_by_key
@@ -52,8 +53,13 @@ def detach_state(case: Case) -> list[Fix]:
             lines += detach_lines(source, other.name, other.form, indent)
         elif _same_object(source, carrier, other):  # self._kvectors, then self._influence
             lines += detach_lines(source, other.name, other.form, indent)
+    roles = same_role(source, statement, path)
+    for other in roles:  # fake_B, then fake_A, into one function
+        lines += detach_lines(source, other, carrier.form, indent)
     kept = "." in carrier.name and source.statement_at(fill.lineno) is not statement
-    return one_fix("the value kept from an earlier call comes in without its graph, and a value "
+    return one_fix("each value the earlier backward went through comes in as data: the calls "
+                   "that read them train only what comes after them" if roles else
+                   "the value kept from an earlier call comes in without its graph, and a value "
                    "filled in this call keeps it" if kept else
                    "the value kept from an earlier call comes in as a constant; this call's own "
                    "value keeps its graph" if "." in carrier.name else

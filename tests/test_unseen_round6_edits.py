@@ -5,7 +5,8 @@ running value that starts as None in a defaultdict (a guarded detach), weights s
 and differentiated with autograd.grad (every entry made a leaf again where stored), a snapshot
 of a network's output that the loop compares with (detached, not computed again), a value
 computed once in a constructor (no edit: detached, what computes it would never train) and a
-learned first state (detached where the next state is stored, so it still trains).
+learned first state (detached where the next state is stored, so it still trains), and values
+passed in the same place to one function called twice (each detached, not the first alone).
 Each edit, applied and run, gives the weights of an independent reference written here.
 """
 
@@ -139,7 +140,31 @@ def ref_learned_start() -> dict:
     return {"start": start, "cell.weight_hh": cell.weight_hh}
 
 
+def ref_two_critics() -> dict:
+    torch.manual_seed(0)
+    dec_x, dec_y = nn.Linear(3, 4), nn.Linear(3, 4)
+    crit_x, crit_y = nn.Linear(4, 1), nn.Linear(4, 1)
+    opt_dec = torch.optim.SGD(list(dec_x.parameters()) + list(dec_y.parameters()), lr=0.1)
+    opt_crit = torch.optim.SGD(list(crit_x.parameters()) + list(crit_y.parameters()), lr=0.1)
+    for _ in range(3):
+        z = torch.randn(5, 3)
+        true_x, true_y = torch.randn(5, 4), torch.randn(5, 4)
+        made_x, made_y = dec_x(z), dec_y(z)
+        loss = F.softplus(-crit_x(made_x)).mean() + F.softplus(-crit_y(made_y)).mean()
+        opt_dec.zero_grad()
+        loss.backward()
+        opt_dec.step()
+        opt_crit.zero_grad()
+        critics = (F.softplus(-crit_x(true_x)).mean() + F.softplus(crit_x(made_x.detach())).mean()
+                   + F.softplus(-crit_y(true_y)).mean() + F.softplus(crit_y(made_y.detach())).mean())
+        critics.backward()
+        opt_crit.step()
+    return {"dec_x.weight": dec_x.weight, "crit_x.weight": crit_x.weight,
+            "crit_y.weight": crit_y.weight}
+
+
 EDITS = [("e6_targets_cached_then_read_by_index.py", ref_cached_targets),
+         ("e6_two_critics_one_helper.py", ref_two_critics),
          ("e6_last_outputs_by_id_next_round.py", ref_outputs_by_id),
          ("e6_running_scale_starts_as_none.py", ref_running_scale),
          ("e6_weights_stepped_by_hand.py", ref_stepped_weights),
