@@ -6,7 +6,9 @@ and differentiated with autograd.grad (every entry made a leaf again where store
 of a network's output that the loop compares with (detached, not computed again), a value
 computed once in a constructor (no edit: detached, what computes it would never train) and a
 learned first state (detached where the next state is stored, so it still trains), and values
-passed in the same place to one function called twice (each detached, not the first alone).
+passed in the same place to one function called twice (each detached, not the first alone),
+and two gradients of one loss with a step between them (the step moved after the second, not
+the loss built again: that would make simultaneous updates alternate).
 Each edit, applied and run, gives the weights of an independent reference written here.
 """
 
@@ -163,7 +165,25 @@ def ref_two_critics() -> dict:
             "crit_y.weight": crit_y.weight}
 
 
+def ref_min_max() -> dict:
+    torch.manual_seed(0)
+    player, rival = nn.Linear(3, 3), nn.Linear(3, 3)
+    opt_p = torch.optim.SGD(player.parameters(), lr=0.05)
+    opt_r = torch.optim.SGD(rival.parameters(), lr=0.05)
+    for _ in range(3):
+        x = torch.randn(6, 3)
+        loss = (player(x + torch.tanh(rival(x))) - x).pow(2).mean()
+        params = [*player.parameters(), *rival.parameters()]
+        both = torch.autograd.grad(loss, params)  # descent for the player, ascent for the rival
+        for p, g in zip(params, both[:2] + tuple(-g for g in both[2:])):
+            p.grad = g
+        opt_p.step()
+        opt_r.step()
+    return {"player.weight": player.weight, "rival.weight": rival.weight}
+
+
 EDITS = [("e6_targets_cached_then_read_by_index.py", ref_cached_targets),
+         ("e6_min_max_one_loss_step_between.py", ref_min_max),
          ("e6_two_critics_one_helper.py", ref_two_critics),
          ("e6_last_outputs_by_id_next_round.py", ref_outputs_by_id),
          ("e6_running_scale_starts_as_none.py", ref_running_scale),
