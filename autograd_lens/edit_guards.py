@@ -123,7 +123,8 @@ def snapshot(source: Source, store: ast.stmt, loop: ast.stmt) -> bool:
 
 def computed_once(source: Source, path: str) -> bool:
     """Whether the attribute of ``path`` (``prompt`` of ``model.prompt``) is assigned only in
-    ``__init__`` methods, each time from a computation (``self.prompt = mlp(emb(ids))``):
+    ``__init__`` methods, each time from the object's own parts (``self.prompt =
+    self.mlp(self.emb(ids))``):
     detached where a step reads it, what computes it would never receive a gradient again; the
     fix is to compute it where it is read."""
     if "." not in path or "[" in path:
@@ -134,5 +135,14 @@ def computed_once(source: Source, path: str) -> bool:
     stores = [n for n in ast.walk(source.tree) if isinstance(n, (ast.Assign, ast.AnnAssign))
               and any(isinstance(t, ast.Attribute) and t.attr == attr for t in
                       (n.targets if isinstance(n, ast.Assign) else [n.target]))]
-    return bool(stores) and all(any(i.lineno <= s.lineno <= i.end_lineno for i in inits) and
-                                not _data(s.value) and not _no_grad(source, s) for s in stores)
+    return bool(stores) and all(any(i.lineno <= s.lineno <= i.end_lineno and
+                                    _reads_own(s.value, i) for i in inits) and
+                                not _no_grad(source, s) for s in stores)
+
+
+def _reads_own(value: ast.expr | None, init: ast.FunctionDef) -> bool:
+    """Whether ``value`` reads an attribute of the object being built (``self.mlp``): a part
+    the object registers, trained with it (a parameter made inline, never registered, is not)."""
+    own = init.args.args[0].arg if init.args.args else None
+    return any(isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and
+               n.value.id == own for n in ast.walk(value or ast.Pass()))
