@@ -11,7 +11,11 @@ then gives the next fix, or none (an empty answer is honest, a guessed edit is n
 - a running value stored detached that the same function then returns (this call's own output
   would lose its graph);
 - a value detached where it is passed to a function that differentiates with
-  ``torch.autograd.grad`` (what it differentiates may no longer require grad).
+  ``torch.autograd.grad`` (what it differentiates may no longer require grad);
+- a value kept before the loop from a network that the loop calls again (a snapshot of its
+  output: computed again inside, it would be the loop's own);
+- an attribute computed once in ``__init__`` from the object's own parts (detached, they would
+  never be trained).
 """
 
 from __future__ import annotations
