@@ -1,7 +1,7 @@
 """Two gradients of one loss, one step between them: updates meant at the same time.
 
 A program that takes a first gradient of a loss with ``retain_graph=True`` and a second one of the
-same loss after one player's ``step()`` (a classifier and its attacker, a min-max game) means both
+same loss after one player's ``step()``, then steps another optimizer, (a classifier and its attacker, a min-max game) means both
 gradients from the one graph, before either weight moves. Building the loss again after the step
 would give the second player the first one's new weights: alternating updates, a different
 training. The fix moves the step after the second gradient, where the step and that gradient
@@ -41,8 +41,20 @@ def one_graph_two_gradients(source: Source, step: ast.stmt, failed: ast.stmt,
     """Whether a call before ``step`` in its function took a gradient of the loss that the
     failing ``call`` differentiates, keeping the graph for it (``retain_graph=True``)."""
     wanted = _differentiated(call)
-    return any(s.end_lineno < step.lineno and _retains(c) and wanted & _differentiated(c)
-               for s, c in source.calls(source.scope_at(step.lineno), BACKWARD + GRAD))
+    return _other_step_after(source, step, failed) and \
+        any(s.end_lineno < step.lineno and _retains(c) and wanted & _differentiated(c)
+            for s, c in source.calls(source.scope_at(step.lineno), BACKWARD + GRAD))
+
+
+def _other_step_after(source: Source, step: ast.stmt, failed: ast.stmt) -> bool:
+    """Whether another optimizer steps after ``failed`` in the same function: the second
+    gradient is another player's (one optimizer stepping twice means two updates in turn)."""
+    mine = ast.dump(step.value.func.value) if isinstance(getattr(step, "value", None), ast.Call) \
+        and isinstance(step.value.func, ast.Attribute) else None
+    return mine is not None and any(
+        s.lineno > failed.end_lineno and isinstance(c.func, ast.Attribute) and
+        ast.dump(c.func.value) != mine
+        for s, c in source.calls(source.scope_at(step.lineno), ("step",)))
 
 
 def step_moved_after(source: Source, step: ast.stmt, failed: ast.stmt) -> Plan | None:
