@@ -13,7 +13,11 @@ then gives the next fix, or none (an empty answer is honest, a guessed edit is n
 - a value detached where it is passed to a function that differentiates with
   ``torch.autograd.grad`` (what it differentiates may no longer require grad);
 - a name that a function only reads, from its module or an enclosing function (``h = h.detach()``
-  there would make it a local name, unbound when read).
+  there would make it a local name, unbound when read);
+- a value kept before the loop from a network that the loop calls again (a snapshot of its
+  output: computed again inside, it would be the loop's own);
+- an attribute computed once in ``__init__`` from the object's own parts (detached, they would
+  never be trained).
 """
 
 from __future__ import annotations
@@ -129,3 +133,41 @@ def bound_elsewhere(source: Source, line: int, name: str) -> bool:
         if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Store):
             return False
     return True
+
+
+def snapshot(source: Source, store: ast.stmt, loop: ast.stmt) -> bool:
+    """Whether ``store`` (before ``loop``) calls a network that the loop calls again
+    (``old_values = critic(obs)`` before, ``v = critic(obs[mb])`` inside): the value kept is
+    that network's output before the loop's steps on purpose; computed again inside the loop it
+    would equal the loop's own output, and what the program compares with it would change."""
+    def called(node: ast.AST) -> set[str]:
+        return {path_of(n.func) for n in ast.walk(node) if isinstance(n, ast.Call) and
+                path_of(n.func) and not path_of(n.func).split(".")[0] in ("torch", "F", "nn")}
+    return bool(called(store.value) & called(loop))
+
+
+def computed_once(source: Source, path: str) -> bool:
+    """Whether the attribute of ``path`` (``prompt`` of ``model.prompt``) is assigned only in
+    ``__init__`` methods, each time from the object's own parts (``self.prompt =
+    self.mlp(self.emb(ids))``):
+    detached where a step reads it, what computes it would never receive a gradient again; the
+    fix is to compute it where it is read."""
+    if "." not in path or "[" in path:
+        return False
+    attr = path.rsplit(".", 1)[1]
+    inits = [n for n in ast.walk(source.tree) if isinstance(n, ast.FunctionDef) and
+             n.name == "__init__"]
+    stores = [n for n in ast.walk(source.tree) if isinstance(n, (ast.Assign, ast.AnnAssign))
+              and any(isinstance(t, ast.Attribute) and t.attr == attr for t in
+                      (n.targets if isinstance(n, ast.Assign) else [n.target]))]
+    return bool(stores) and all(any(i.lineno <= s.lineno <= i.end_lineno and
+                                    _reads_own(s.value, i) for i in inits) and
+                                not _no_grad(source, s) for s in stores)
+
+
+def _reads_own(value: ast.expr | None, init: ast.FunctionDef) -> bool:
+    """Whether ``value`` reads an attribute of the object being built (``self.mlp``): a part
+    the object registers, trained with it (a parameter made inline, never registered, is not)."""
+    own = init.args.args[0].arg if init.args.args else None
+    return any(isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and
+               n.value.id == own for n in ast.walk(value or ast.Pass()))

@@ -177,7 +177,7 @@ class Source:
 
 def _holds_none(value: ast.expr | None) -> bool:
     """A container built with None entries: ``{k: None for k in ...}``, ``[None] * n``,
-    ``dict.fromkeys(keys)``, a literal with a None in it."""
+    ``dict.fromkeys(keys)``, ``defaultdict(lambda: None)``, a literal with a None in it."""
     none = lambda node: isinstance(node, ast.Constant) and node.value is None  # noqa: E731
     if isinstance(value, ast.DictComp):
         return none(value.value)
@@ -189,6 +189,9 @@ def _holds_none(value: ast.expr | None) -> bool:
         return any(none(v) for v in value.elts)
     if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Mult):
         return _holds_none(value.left) or _holds_none(value.right)
+    if isinstance(value, ast.Call) and (path_of(value.func) or "").split(".")[-1] == \
+            "defaultdict" and value.args:  # defaultdict(lambda: None): None for a new key
+        return isinstance(value.args[0], ast.Lambda) and none(value.args[0].body)
     return isinstance(value, ast.Call) and getattr(value.func, "attr", None) == "fromkeys" \
         and len(value.args) == 1
 

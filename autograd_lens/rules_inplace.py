@@ -20,6 +20,7 @@ from typing import Any
 
 from .edits import Plan, Source, path_of, targets
 from .rules import Case, Fix, failed_call, one_fix, receiver, recompute
+from .simultaneous import one_graph_two_gradients, step_moved_after
 
 _OPERATORS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//",
               ast.Pow: "**", ast.MatMult: "@", ast.Mod: "%"}
@@ -97,6 +98,10 @@ def after_the_step(case: Case) -> list[Fix]:
         return one_fix("the carrier is built again where it enters, from the weights as the "
                        "step left them", recompute(source, carrier.name, entry)
                        if entry is not None and carrier.kind != "written" else None)
+    if one_graph_two_gradients(source, step, statement, call):  # both from one graph
+        return one_fix("both gradients come from the one graph, before either weight moves: the "
+                       "step runs after the second gradient, as updates taken at the same time",
+                       step_moved_after(source, step, statement))
     copies = _built_before(source, step, statement, root, set(write.carrying))
     if not copies:
         return []

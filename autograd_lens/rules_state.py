@@ -10,11 +10,15 @@ import ast
 import re
 from typing import Any
 
-from .edit_guards import already_detached, bound_elsewhere, differentiates, reads_kept_value, \
-    returned_after
+from .edit_guards import already_detached, bound_elsewhere, computed_once, differentiates, \
+    reads_kept_value, returned_after, snapshot
 from .edits import Plan, Source, path_of, targets
 from .backward_calls import backward_subject
 from .hook_lists import clear_before_forward
+from .same_role import same_role
+from .state_start import learned_start, stores_after
+from .leaf_lists import differentiated, entry_of, leaves_where_stored
+from .kept_stores import detach_where_stored, emptied_when, read_by_key
 from .rules import BACKWARD, Case, Fix, detach_lines, failed_call, one_fix, recompute, \
     top_carrier, sum_losses, with_helper
 
@@ -35,14 +39,23 @@ def detach_state(case: Case, note: str = _TBPTT) -> list[Fix]:
     if statement is None:
         return []
     path = source.as_written(statement, carrier.name)  # states["north"] read as states[name]
+    weights = entry_of(path)
+    if weights and differentiated(source, source.scope_at(statement.lineno), weights):
+        return one_fix("each step differentiates with respect to the stepped weights as new "
+                       "leaves; the step's graph ends where they are stored",
+                       leaves_where_stored(source, statement, weights))
     if already_detached(source, statement, path):
         return []  # a detach before a detach: the old graph came in some other way
     if bound_elsewhere(source, statement.lineno, path):
         return []  # a global the function only reads: a detach there would leave it unbound
     if _bound_inside(statement, path):
         return []  # [preds[i] for i in keys]: no such i before the statement
+    if computed_once(source, path):
+        return []  # detached, what computes it once would never be trained
     fill = _before_fill(source, path, statement)
     at = _before_steps(source, fill, case)
+    if learned_start(source, path, at):  # detached after the store, not at the top
+        return _after_stores(case, source, path, at)
     indent = source.indent(at.lineno)
     lines = detach_lines(source, path, carrier.form, indent)
     for other in case.carriers[1:]:
@@ -52,10 +65,17 @@ def detach_state(case: Case, note: str = _TBPTT) -> list[Fix]:
             lines += detach_lines(source, other.name, other.form, indent)
         elif _same_object(source, carrier, other):  # self._kvectors, then self._influence
             lines += detach_lines(source, other.name, other.form, indent)
+    roles = same_role(source, statement, path)
+    for other in roles:  # fake_B, then fake_A, into one function
+        lines += detach_lines(source, other, carrier.form, indent)
     kept = "." in carrier.name and source.statement_at(fill.lineno) is not statement
-    return one_fix("the value kept from an earlier call comes in without its graph, and a value "
+    return one_fix("each value the earlier backward went through comes in as data: the calls "
+                   "that read them train only what comes after them" if roles else
+                   "the value kept from an earlier call comes in without its graph, and a value "
                    "filled in this call keeps it" if kept else
-                   note,
+                   note if note is not _TBPTT or "." not in carrier.name else
+                   "the value kept from an earlier call comes in as a constant; this call's own "
+                   "value keeps its graph",
                 with_helper(Plan(source).before(at.lineno, *lines), source,
                             statement.lineno, carrier.form) if lines else None)
 
@@ -77,6 +97,25 @@ def detach_kept(case: Case) -> list[Fix]:
     made from predictions): detached where the step reads it, as a state is, and said as what
     it is, a constant, not a truncated recurrence."""
     return detach_state(case, _CONSTANT)
+
+
+def _after_stores(case: Case, source: Source, path: str, at: ast.stmt) -> list[Fix]:
+    """The carried state detached where the loop stores the next one, after the backward; the
+    learned first state keeps its graph into the first step."""
+    failed = failed_call(case)
+    stores = stores_after(source, path, at, failed[1] if failed and failed[0].file ==
+                          source.file else None)
+    if not stores:
+        return []
+    plan = Plan(source)
+    for store in stores:
+        lines = detach_lines(source, path, case.carriers[0].form, source.indent(store.lineno))
+        if not lines:
+            return []
+        plan.after(store.end_lineno, *lines)
+    return one_fix("truncated backpropagation through time: the next step starts from the "
+                   "stored state without its graph, and the learned first state still trains",
+                   plan)
 
 
 def _before_fill(source: Source, name: str, statement: ast.stmt) -> ast.stmt:
@@ -235,6 +274,12 @@ def clear_buffer(case: Case) -> list[Fix]:
         ({a.arg for a in here.args.args} if hasattr(here, "args") else set())
     if not known:
         return clear_before_forward(case)  # a list the object's own forward hooks fill
+    if read_by_key(where, container):  # a later step looks up what this one stored
+        return one_fix("each value is kept without its graph: a later step reads it by its "
+                       "index or key as a constant", detach_where_stored(where, container,
+                                                                         statement))
+    if emptied_when(where, container):
+        return []  # a window the program keeps across updates on purpose
     plan = Plan(where).after(statement.end_lineno, f"{where.indent(statement.lineno)}"
                                                    f"{container}.clear()")
     return one_fix("each update's backward goes through what was gathered since the previous "
@@ -258,7 +303,8 @@ def recompute_inside(case: Case) -> list[Fix]:
               if s.end_lineno < loop.lineno and isinstance(s, ast.Assign)]
     if not stores:
         return _entry_kept(case, source, loop)
-    fixes = [] if reads_kept_value(source, stores[-1], loop) else one_fix(
+    fixes = [] if reads_kept_value(source, stores[-1], loop) or \
+        snapshot(source, stores[-1], loop) else one_fix(
         "computed again in every step: each step's backward goes through a new graph, so it also "
         "trains what computes it", recompute(source, carrier.name, loop.body[0]))
     lines = detach_lines(source, carrier.name, carrier.form, source.indent(stores[-1].lineno))

@@ -1,0 +1,81 @@
+"""Two gradients of one loss, one step between them: updates meant at the same time.
+
+A program that takes a first gradient of a loss with ``retain_graph=True`` and a second one of the
+same loss after one player's ``step()``, then steps another optimizer, (a classifier and its attacker, a min-max game) means both
+gradients from the one graph, before either weight moves. Building the loss again after the step
+would give the second player the first one's new weights: alternating updates, a different
+training. The fix moves the step after the second gradient, where the step and that gradient
+are next to each other in one block (or only another optimizer's ``zero_grad()`` is between);
+elsewhere the source does not show a place, and no edit
+is given.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from .backward_calls import backward_subject
+from .edits import Plan, Source
+from .rules import BACKWARD, GRAD, same_block
+
+_SIMPLE = (ast.Expr, ast.Assign, ast.AugAssign)
+
+
+def _differentiated(call: ast.Call) -> set[str]:
+    """The names the loss of a backward or ``autograd.grad`` call reads."""
+    subject = backward_subject(call)
+    if subject is None and call.args:
+        subject = call.args[0]
+    if subject is None:
+        return set()
+    return {n.id for n in ast.walk(subject) if isinstance(n, ast.Name)}
+
+
+def _retains(call: ast.Call) -> bool:
+    return any(k.arg == "retain_graph" and isinstance(k.value, ast.Constant) and
+               k.value.value is True for k in call.keywords)
+
+
+def one_graph_two_gradients(source: Source, step: ast.stmt, failed: ast.stmt,
+                            call: ast.Call) -> bool:
+    """Whether a call before ``step`` in its function took a gradient of the loss that the
+    failing ``call`` differentiates, keeping the graph for it (``retain_graph=True``)."""
+    wanted = _differentiated(call)
+    return _other_step_after(source, step, failed) and \
+        any(s.end_lineno < step.lineno and _retains(c) and wanted & _differentiated(c)
+            for s, c in source.calls(source.scope_at(step.lineno), BACKWARD + GRAD))
+
+
+def _other_step_after(source: Source, step: ast.stmt, failed: ast.stmt) -> bool:
+    """Whether another optimizer steps after ``failed`` in the same function: the second
+    gradient is another player's (one optimizer stepping twice means two updates in turn)."""
+    mine = ast.dump(step.value.func.value) if isinstance(getattr(step, "value", None), ast.Call) \
+        and isinstance(step.value.func, ast.Attribute) else None
+    return mine is not None and any(
+        s.lineno > failed.end_lineno and isinstance(c.func, ast.Attribute) and
+        ast.dump(c.func.value) != mine
+        for s, c in source.calls(source.scope_at(step.lineno), ("step",)))
+
+
+def step_moved_after(source: Source, step: ast.stmt, failed: ast.stmt) -> Plan | None:
+    """The step moved to just after ``failed``, when the step is the statement right before it
+    in the same block and both are simple statements; else None."""
+    if not (isinstance(step, _SIMPLE) and isinstance(failed, _SIMPLE) and
+            same_block(source, step, failed) and step.lineno == step.end_lineno):
+        return None
+    between = [s for s in source.statements(source.scope_at(step.lineno))
+               if step.end_lineno < s.lineno < failed.lineno]
+    if not all(_zeroes_another(s, step) for s in between):
+        return None
+    plan = Plan(source).replace(step.lineno, None)
+    return plan.after(failed.end_lineno, source.text(step.lineno))
+
+
+def _zeroes_another(statement: ast.stmt, step: ast.stmt) -> bool:
+    """Whether ``statement`` only zeroes another optimizer's gradients (``opt_r.zero_grad()``
+    between ``opt_p.step()`` and the backward): the step may move past it."""
+    call, stepped = getattr(statement, "value", None), getattr(step, "value", None)
+    return isinstance(statement, ast.Expr) and isinstance(call, ast.Call) and \
+        isinstance(call.func, ast.Attribute) and call.func.attr == "zero_grad" and \
+        isinstance(stepped, ast.Call) and isinstance(stepped.func, ast.Attribute) and \
+        ast.dump(call.func.value) != ast.dump(stepped.func.value)
