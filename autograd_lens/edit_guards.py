@@ -17,7 +17,9 @@ then gives the next fix, or none (an empty answer is honest, a guessed edit is n
 - a value kept before the loop from a network that the loop calls again (a snapshot of its
   output: computed again inside, it would be the loop's own);
 - an attribute computed once in ``__init__`` from the object's own parts (detached, they would
-  never be trained).
+  never be trained);
+- a value computed from a gradient taken with ``create_graph=True`` (weights adapted by an inner
+  step: kept as a constant, the outer step would get no gradient through the inner one).
 """
 
 from __future__ import annotations
@@ -72,6 +74,27 @@ def reads_kept_value(source: Source, store: ast.stmt, loop: ast.stmt) -> bool:
                 not _no_grad(source, before[-1]):
             return True
     return False
+
+
+def from_inner_step(source: Source, store: ast.stmt) -> bool:
+    """Whether ``store`` (``adapted = theta - lr * step``) reads a name that its function assigns
+    from ``torch.autograd.grad(..., create_graph=True)`` before it: a value whose graph through
+    the gradient is the point (second-order meta-learning); detached, the weights before the inner
+    step would get no gradient from it."""
+    scope = source.scope_at(store.lineno)
+    for name in {n.id for n in ast.walk(store.value) if isinstance(n, ast.Name)}:
+        for made in source.stores(scope, name):
+            if made.end_lineno < store.lineno and any(_second_order(n) for n in ast.walk(made)):
+                return True
+    return False
+
+
+def _second_order(node: ast.AST) -> bool:
+    """``torch.autograd.grad(..., create_graph=True)`` (or ``grad``/``autograd.grad``)."""
+    return isinstance(node, ast.Call) and \
+        path_of(node.func) in ("torch.autograd.grad", "autograd.grad", "grad") and \
+        any(k.arg == "create_graph" and isinstance(k.value, ast.Constant) and k.value.value is True
+            for k in node.keywords)
 
 
 def already_detached(source: Source, statement: ast.stmt, path: str) -> bool:

@@ -11,11 +11,11 @@ import re
 from typing import Any
 
 from .edit_guards import already_detached, bound_elsewhere, computed_once, differentiates, \
-    reads_kept_value, returned_after, snapshot
+    from_inner_step, reads_kept_value, returned_after, snapshot
 from .edits import Plan, Source, path_of, targets
 from .backward_calls import backward_subject
 from .hook_lists import clear_before_forward
-from .same_role import same_role
+from .same_role import passed_later, same_role
 from .state_start import learned_start, stores_after
 from .leaf_lists import differentiated, entry_of, leaves_where_stored
 from .kept_stores import detach_where_stored, emptied_when, read_by_key
@@ -96,7 +96,23 @@ def detach_kept(case: Case) -> list[Fix]:
     """A value made from an earlier step's graph and kept for a later one (weights or targets
     made from predictions): detached where the step reads it, as a state is, and said as what
     it is, a constant, not a truncated recurrence."""
-    return detach_state(case, _CONSTANT)
+    entry = "[" in case.carriers[0].name if case.carriers else False
+    return (_stored_by_key(case) if entry else []) or detach_state(case, _CONSTANT)
+
+
+def _stored_by_key(case: Case) -> list[Fix]:
+    """A container that a later step reads by index or key (``earlier[k]``): each value is
+    stored detached where the program puts it in (none when the stores do not allow it)."""
+    carrier, source = top_carrier(case)
+    failed = failed_call(case)
+    if source is None or failed is None:
+        return []
+    where, statement, _ = failed
+    container = carrier.name.split("[")[0]
+    if not read_by_key(where, container):
+        return []
+    return one_fix("each value is kept without its graph: a later step reads it by its index or "
+                   "key as a constant", detach_where_stored(where, container, statement))
 
 
 def _after_stores(case: Case, source: Source, path: str, at: ast.stmt) -> list[Fix]:
@@ -275,9 +291,7 @@ def clear_buffer(case: Case) -> list[Fix]:
     if not known:
         return clear_before_forward(case)  # a list the object's own forward hooks fill
     if read_by_key(where, container):  # a later step looks up what this one stored
-        return one_fix("each value is kept without its graph: a later step reads it by its "
-                       "index or key as a constant", detach_where_stored(where, container,
-                                                                         statement))
+        return _stored_by_key(case)
     if emptied_when(where, container):
         return []  # a window the program keeps across updates on purpose
     plan = Plan(where).after(statement.end_lineno, f"{where.indent(statement.lineno)}"
@@ -307,6 +321,8 @@ def recompute_inside(case: Case) -> list[Fix]:
         snapshot(source, stores[-1], loop) else one_fix(
         "computed again in every step: each step's backward goes through a new graph, so it also "
         "trains what computes it", recompute(source, carrier.name, loop.body[0]))
+    if from_inner_step(source, stores[-1]):
+        return fixes  # kept as a constant, the outer weights would get no gradient through it
     lines = detach_lines(source, carrier.name, carrier.form, source.indent(stores[-1].lineno))
     fixes += one_fix("computed once and kept as a constant: the steps train only what comes "
                   "after it", with_helper(Plan(source).after(stores[-1].end_lineno, *lines), source,
@@ -370,6 +386,9 @@ def detach_at_use(case: Case) -> list[Fix]:
     plan = Plan(source)
     for read in _undetached(source, statement, carrier.name):
         plan.replace_span(read, f"{carrier.name}.detach()")
+    for other, later in passed_later(source, statement, carrier.name):  # fake_A as fake_B
+        for read in _undetached(source, later, other):
+            plan.replace_span(read, f"{other}.detach()")
     return one_fix("the second loss trains what comes after the detached tensor only; the first "
                 "loss alone trains what computed it", plan) + sum_losses(case)[:1]
 

@@ -25,6 +25,13 @@ def same_role(source: Source, statement: ast.stmt, path: str) -> list[str]:
     """The other paths that later statements of the same loop pass to the same function in
     the same place as ``statement`` passes ``path``, each assigned before ``statement`` in the
     same function (in source order, once each)."""
+    return list(dict.fromkeys(other for other, _ in passed_later(source, statement, path)))
+
+
+def passed_later(source: Source, statement: ast.stmt, path: str) -> list[tuple[str, ast.stmt]]:
+    """Each such other path with the later statement that passes it (``fake_A`` with
+    ``loss_D_A = backward_D(D_A, real_A, fake_A)``): where its detach goes when the detach is
+    written at the call."""
     places, loop = _places(statement, path), source.loop_of(statement)
     if not places or loop is None:
         return []
@@ -37,7 +44,11 @@ def same_role(source: Source, statement: ast.stmt, path: str) -> list[str]:
                 for i, arg in enumerate(node.args):
                     other = path_of(arg)
                     if (path_of(node.func), i) in places and other and other != path and \
-                            other not in found and any(s.end_lineno < statement.lineno for s
-                                                       in source.stores(scope, other)):
-                        found.append(other)
+                            (other, later) not in found and _made_before(source, scope, other,
+                                                                         statement):
+                        found.append((other, later))
     return found
+
+
+def _made_before(source: Source, scope: ast.AST, path: str, statement: ast.stmt) -> bool:
+    return any(s.end_lineno < statement.lineno for s in source.stores(scope, path))

@@ -52,6 +52,19 @@ def test_the_page_of_the_situation(name, reports):
     assert found["report"]["page"].endswith(f"/{PAGES[name]}.html"), found["text"]
 
 
+def test_weights_adapted_by_an_inner_step_are_not_kept_as_a_constant(reports):
+    """Detached, the adapted weights would send no gradient to the weights before the inner step:
+    the outer optimizer would step nothing. No edit beats that one."""
+    found = reports["n5_inner_step_two_query_backwards.py"]
+    assert found["report"]["edits"] == [], found["text"]
+    theta = torch.zeros(4, 1, requires_grad=True)
+    xs = torch.randn(6, 4)
+    (step,) = torch.autograd.grad((xs @ theta).pow(2).mean() + (xs @ theta).sum(), theta,
+                                  create_graph=True)
+    adapted = (theta - 0.2 * step).detach()  # the edit the rule would have written
+    assert not adapted.requires_grad  # the outer step gets no gradient through it
+
+
 def ref_gru_chunks() -> dict:
     """Each chunk starts from the newest state without its graph."""
     torch.manual_seed(0)
