@@ -17,7 +17,7 @@ _GENERIC = ("shared_trunk", "unknown")
 # Patterns named from a carrier that holds an old graph, whatever made it old; and those of
 # them a kept fake batch can show (a state carried through a recurrence is not one).
 _OLD_CARRIER = ("shared_trunk", "outside_loop", "hidden_state", "two_networks", "kept_value")
-_KEPT = ("shared_trunk", "outside_loop", "two_networks", "kept_value")
+_KEPT = ("shared_trunk", "outside_loop", "two_networks")
 # Patterns named from what holds the old graph, whatever made it old.
 _NAMED_FROM_CARRIER = _GENERIC + ("outside_loop", "hidden_state", "two_networks", "module_state",
                                   "growing_buffer", "kept_value")
