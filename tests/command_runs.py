@@ -52,3 +52,12 @@ def value(space: dict, path: str) -> torch.Tensor:
     for attr in rest:
         found = found[int(attr)] if attr.isdigit() else getattr(found, attr)
     return found
+
+
+def trains_as(name: str, report: dict, reference: dict, folder: Path) -> None:
+    """The script ``name`` run with the edit ``report`` printed ends with the tensors that
+    ``reference`` (path: tensor, from a program written by hand) holds, to round-off."""
+    space = run_edited(name, report["edits"], folder)
+    for path, expected in reference.items():
+        torch.testing.assert_close(value(space, path).detach(), expected.detach(),
+                                   rtol=1e-5, atol=1e-6)

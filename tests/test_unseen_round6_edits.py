@@ -22,7 +22,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from command_runs import command_reports, run_edited, value
+from command_runs import command_reports, trains_as
 
 SCRIPTS = Path(__file__).parent / "scripts"
 ROUND6 = sorted(p.name for p in SCRIPTS.glob("e6_*.py"))
@@ -194,10 +194,7 @@ EDITS = [("e6_targets_cached_then_read_by_index.py", ref_cached_targets),
 
 @pytest.mark.parametrize("name, reference", EDITS, ids=[n for n, _ in EDITS])
 def test_the_edit_trains_as_the_reference(name, reference, reports, tmp_path):
-    space = run_edited(name, reports[name]["report"]["edits"], tmp_path)
-    for path, expected in reference().items():
-        torch.testing.assert_close(value(space, path).detach(), expected.detach(),
-                                   rtol=1e-5, atol=1e-6)
+    trains_as(name, reports[name]["report"], reference(), tmp_path)
 
 
 @pytest.mark.parametrize("name", ["e6_targets_cached_then_read_by_index.py",
