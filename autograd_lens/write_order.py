@@ -13,13 +13,11 @@ from __future__ import annotations
 import ast
 from typing import Any, Iterator
 
+from .backward_calls import backward_subject
 from .candidates import NOT_USERS
 from .reads import function_at, path_of, source_tree
 from .source_writes import _functions, _last_before, _made_in_place, _statements, built_before, \
     first_line, writer_of
-
-_BACKWARDS = ("backward", "grad")
-
 
 def op_after_build(path: str, frames: list[Any]) -> tuple | None:
     """Where the program writes ``path`` in place on a line that ran after the failing root was
@@ -60,19 +58,21 @@ def _after_build(frames: list[Any]) -> Iterator[tuple[str, ast.AST, range]]:
 
 
 def _root_at(scope: ast.AST, line: int) -> str:
-    """The root that the statement at ``line`` backwards from: ``loss`` in ``loss.backward()``
-    or ``torch.autograd.grad(loss, ...)`` ("" when it calls no backward)."""
+    """The root that the statement at ``line`` backwards from: ``loss`` in ``loss.backward()``,
+    ``scaler.scale(loss).backward()`` or ``torch.autograd.grad(loss, ...)`` ("" when it calls no
+    backward)."""
     for statement in _statements(scope):
         if statement.lineno != line:
             continue
         for node in ast.walk(statement):
-            if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute) or \
-                    node.func.attr not in _BACKWARDS:
+            if not isinstance(node, ast.Call):
                 continue
-            owner = path_of(node.func.value) or ""
-            if owner.split(".")[-1] in ("autograd", "torch"):
+            if isinstance(node.func, ast.Attribute) and node.func.attr == "grad" and \
+                    (path_of(node.func.value) or "").split(".")[-1] in ("autograd", "torch"):
                 return path_of(node.args[0]) or "" if node.args else ""
-            return owner if node.func.attr == "backward" else ""
+            subject = backward_subject(node)
+            if subject is not None:
+                return path_of(subject) or ""
     return ""
 
 
