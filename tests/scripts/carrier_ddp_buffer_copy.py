@@ -1,7 +1,8 @@
-"""DistributedDataParallel (one process, gloo) copies the module's buffers into its own list
-(`model.modules_buffers`) at every forward. The module updates its buffer `self.center` with
-history; the library's copy of the old center is not the program's variable and must not be named
-first (an edit of it is undone at the next forward): `self.center` is the carrier."""
+"""DistributedDataParallel (one process, gloo) lists references to the module's buffers in a list
+of its own (`model.modules_buffers`), rebuilt at every forward before the module's forward runs.
+The module updates its buffer `self.center` with history; the library's reference to the old
+center is not the program's variable and must not be named first (an edit of it is undone at the
+next forward): `self.center` is the carrier."""
 import os
 import tempfile
 
