@@ -17,6 +17,10 @@ a reader who types the box in. So a box that is right only with a line it does n
 ``opt.zero_grad()`` between a step and a backward, say) fails here, with the hidden line named.
 No patch library is in the environment; the applier is the few lines of ``apply_box``.
 
+Wrong fixes. Each wrong fix a page's "Wrong fix" section runs (``WRONG_FIXES``, by the section's
+label) is written here as a diff of the same failing code, applied and run the same way: it must
+fail with the error the page shows, or run and fail the page's reference check (mis-train).
+
 One Python process runs every page (torch imported once), each in a fresh IPython namespace, as
 the student-copy test does.
 """
@@ -267,6 +271,91 @@ assert all(torch.allclose(p, q, atol=1e-5) for p, q in zip(model.parameters(), r
 }
 
 
+@dataclass(frozen=True)
+class Wrong:
+    """A wrong fix a page shows, as a diff of the same failing code, and what the page says it
+    does: ``fails`` with the error of that kind ("freed", "modified", or "no graph" for a backward
+    from a tensor that has none), or ``mistrains``: it runs, and the page's reference check fails."""
+    section: str
+    diff: tuple[str, ...]
+    fails: str | None = None
+    mistrains: bool = False
+
+
+RETAIN_ON = lambda line, indent="": (f"-{indent}{line}", f"+{indent}{line[:-1]}retain_graph=True)")
+
+# The wrong fixes of the pages' "Wrong fix" sections (the label of each), run on the code the
+# page's fix box is run on. A wrong fix the page calls right but costly (12's retain_graph=True in
+# the discriminator step, 02's two backward calls with retain_graph) is not here: its gradient
+# is right, and its cost is measured on the page.
+WRONG_FIXES = {
+    "01_backward_twice": (
+        Wrong("01-wrong-fixes", (" loss.backward()", "-loss.backward()", "+loss.detach().backward()"),
+              fails="no graph"),
+        Wrong("01-wrong-fixes", (" loss.backward()", "-loss.backward()",
+                                 "+loss.backward(retain_graph=True)"), fails="freed"),
+    ),
+    "04_two_networks": (
+        Wrong("04-wrong-fix", RETAIN_ON("loss2.backward()"), fails="freed"),
+    ),
+    "05_rnn_hidden_state": (
+        Wrong("05-retain-inplace", RETAIN_ON("loss.backward()", "    "), fails="modified"),
+    ),
+    "06_accumulating_loss": (
+        Wrong("06-wrong-fixes", RETAIN_ON("total.backward()", "    "), fails="modified"),
+    ),
+    "08_retain_step_backward": (
+        Wrong("08-wrong-fixes", RETAIN_ON("loss.backward()"), fails="modified"),
+    ),
+    "10_detach": (
+        Wrong("10-detach-backward", ("-h.sum().backward()", "+h.sum().detach().backward()"),
+              fails="no graph"),
+    ),
+    "11_higher_order_gradients": (
+        Wrong("11-penalty-constant", ("-(g,) = torch.autograd.grad(scores.sum(), between)",
+                                      "+(g,) = torch.autograd.grad(scores.sum(), between, retain_graph=True)"),
+              mistrains=True),
+    ),
+    "13_tensor_outside_loop": (
+        Wrong("13-wrong-fix-retain", RETAIN_ON("loss.backward()", "    "), mistrains=True),
+    ),
+    "14_grad_then_backward": (
+        Wrong("14-wrong-fixes", RETAIN_ON("loss.backward()"), fails="freed"),
+    ),
+    "15_rl_buffers": (
+        Wrong("15-wrong-fix-retain-buffer", (" agent.zero_grad()", "-reinforce_loss(agent).backward()",
+                                             "+reinforce_loss(agent).backward(retain_graph=True)",
+                                             " sgd_step(agent)"), mistrains=True),
+    ),
+    "16_module_state_with_history": (
+        Wrong("16-wrong-fix-retain", (" loss = ((head(batches[0]) - target) ** 2).mean()",
+                                      *RETAIN_ON("loss.backward()")), mistrains=True),
+    ),
+    "20_meta_learning": (
+        Wrong("20-wrong-fixes", ("-grads = torch.autograd.grad(inner, list(params.values()))",
+                                 "+grads = torch.autograd.grad(inner, list(params.values()), retain_graph=True)"),
+              mistrains=True),
+    ),
+    "21_debugging_your_loop": (
+        Wrong("21-retain-with-step", RETAIN_ON("loss.backward()", "        "), fails="modified"),
+    ),
+    "22_no_error_wrong_gradient": (
+        Wrong("22-wrong-fixes", ("+torch.autograd.set_detect_anomaly(True)", " loss = mse(net(x), y)"),
+              mistrains=True),
+    ),
+}
+
+
+def error_kind(message: str) -> str | None:
+    if "backward through the graph a second time" in message:
+        return "freed"
+    if "modified by an inplace operation" in message:
+        return "modified"
+    if "does not require grad and does not have a grad_fn" in message:
+        return "no graph"
+    return None
+
+
 # --- reading a page ---------------------------------------------------------------------------
 
 def code_part(line: str) -> str:
@@ -357,9 +446,9 @@ def page_definitions(nb, names) -> str:
     return "\n\n".join(found[n] for n in names)
 
 
-def program_of(name: str, box: Box, nb=None) -> dict:
+def program_of(name: str, box: Box, nb=None, diff: list[str] | None = None) -> dict:
     """What the runner runs for the page ``name``: the cells before the failing code, the failing
-    code with the box applied, and the check."""
+    code with the box applied (or ``diff``, a wrong fix), and the check."""
     nb = nb or nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4)
     ids = [c.get("id") for c in nb.cells]
     missing = [i for i in box.cells if i not in ids]
@@ -370,7 +459,7 @@ def program_of(name: str, box: Box, nb=None) -> dict:
                if c.cell_type == "code" and QUIZ_TAG not in c.metadata.get("tags", [])
                and (box.prelude is None or c.get("id") in box.prelude)]
     code = "\n".join(nb.cells[ids.index(i)].source for i in box.cells).splitlines()
-    fixed, hidden, end = apply_box(box_diff(nb), code)
+    fixed, hidden, end = apply_box(box_diff(nb) if diff is None else diff, code)
     if box.until is not None:
         stops = [i for i in range(end - 1, len(fixed)) if code_part(fixed[i]).strip() == box.until]
         assert stops, f"{name}: no line {box.until!r} after the box"
@@ -406,7 +495,8 @@ for page in json.load(sys.stdin):
             outcome = [stage, type(error).__name__, str(error)[:500]]
             break
     shell.run_cell("import matplotlib.pyplot as plt; plt.close('all')", silent=True)
-    shell.run_cell("import torch; torch.set_default_dtype(torch.float32)", silent=True)
+    shell.run_cell("import torch; torch.set_default_dtype(torch.float32); "
+                   "torch.autograd.set_detect_anomaly(False)", silent=True)
     report[page["name"]] = outcome
 print("FIX-BOX-REPORT " + json.dumps(report))
 """
@@ -429,9 +519,17 @@ def describe(page: dict, outcome) -> str:
             f"\n--- the program as the box makes it ---\n{page['program']}")
 
 
+def wrong_key(name: str, number: int) -> str:
+    return f"{name} wrong fix {number}"
+
+
 @pytest.fixture(scope="module")
 def outcomes():
     pages = {name: program_of(name, box) for name, box in BOXES.items()}
+    for name, wrongs in WRONG_FIXES.items():
+        for number, wrong in enumerate(wrongs):
+            page = program_of(name, BOXES[name], diff=list(wrong.diff))
+            pages[wrong_key(name, number)] = dict(page, name=wrong_key(name, number))
     return pages, run_pages(list(pages.values()))
 
 
@@ -444,6 +542,30 @@ def test_every_scenario_page_has_its_box_run_here():
 def test_the_fix_box_as_shown_gives_the_reference_gradients(outcomes, name):
     pages, report = outcomes
     assert report[name] is None, describe(pages[name], report[name])
+
+
+WRONG_CASES = [(name, number) for name, wrongs in WRONG_FIXES.items() for number in range(len(wrongs))]
+
+
+@pytest.mark.parametrize("name,number", WRONG_CASES, ids=[wrong_key(*c) for c in WRONG_CASES])
+def test_each_wrong_fix_fails_or_mistrains_as_its_page_says(outcomes, name, number):
+    pages, report = outcomes
+    wrong, page = WRONG_FIXES[name][number], pages[wrong_key(name, number)]
+    outcome = report[page["name"]]
+    assert outcome is not None, (f"{page['name']} ({wrong.section}) ran and passed the page's "
+                                 f"reference check:\n{page['program']}")
+    stage, kind, message = outcome
+    if wrong.fails:
+        assert kind == "RuntimeError" and error_kind(message) == wrong.fails, describe(page, outcome)
+    else:
+        assert wrong.mistrains and (stage, kind) == ("check", "AssertionError"), describe(page, outcome)
+
+
+def test_each_wrong_fix_names_a_section_of_its_page():
+    for name, wrongs in WRONG_FIXES.items():
+        text = (NOTEBOOKS / f"{name}.ipynb").read_text()
+        for wrong in wrongs:
+            assert f"({wrong.section})=" in text, f"{name}: no section {wrong.section}"
 
 
 # --- the applier itself -----------------------------------------------------------------------
