@@ -27,6 +27,7 @@ the student-copy test does.
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import re
@@ -429,7 +430,6 @@ def apply_box(diff: list[str], code: list[str]) -> tuple[list[str], list[str], i
 
 def page_definitions(nb, names) -> str:
     """The source of the functions and classes ``names`` as the page defines them."""
-    import ast
     found = {}
     for cell in nb.cells:
         if cell.cell_type != "code" or QUIZ_TAG in cell.metadata.get("tags", []):
@@ -472,7 +472,7 @@ def program_of(name: str, box: Box, nb=None, diff: list[str] | None = None) -> d
 # --- running ----------------------------------------------------------------------------------
 
 RUNNER = r"""
-import io, json, sys, contextlib, traceback
+import io, json, sys, contextlib
 from IPython.core.interactiveshell import InteractiveShell
 
 class Shell(InteractiveShell):
