@@ -112,7 +112,7 @@ for step in range(3):
         for p, g in zip(ref.parameters(), grads):
             p -= 0.05 * g
 assert all(torch.allclose(p, q, atol=1e-6) for p, q in zip(model.parameters(), ref.parameters()))
-assert isinstance(running, float)
+assert isinstance(total, float)
 """),
     "07_zero_grad": Box(
         cells=("f2b8c326",), until="missing = train(40, zero_grad=False)",
