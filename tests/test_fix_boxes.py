@@ -347,6 +347,21 @@ WRONG_FIXES = {
 }
 
 
+# Boxes these pages once showed, right only with a line they did not show (the page's
+# opt.zero_grad() between the step and the second backward): typed in as shown, .grad holds the
+# old gradient plus the new one. The test must keep failing them.
+HID_A_LINE = {
+    "08_retain_step_backward": (" loss.backward(retain_graph=True)", " opt.step()", "-loss.backward()",
+                                "+loss = F.mse_loss(net(x), y)   # a fresh forward at the new weights",
+                                "+loss.backward()"),
+    "22_no_error_wrong_gradient": (" loss.backward(retain_graph=True)",
+                                   " opt.step()                # fused=True: no version bump",
+                                   "-loss.backward()",
+                                   "+loss = mse(net(x), y)     # a forward pass after the change",
+                                   "+loss.backward()"),
+}
+
+
 def error_kind(message: str) -> str | None:
     if "backward through the graph a second time" in message:
         return "freed"
@@ -530,6 +545,9 @@ def outcomes():
         for number, wrong in enumerate(wrongs):
             page = program_of(name, BOXES[name], diff=list(wrong.diff))
             pages[wrong_key(name, number)] = dict(page, name=wrong_key(name, number))
+    for name, diff in HID_A_LINE.items():
+        pages[f"{name} old box"] = dict(program_of(name, BOXES[name], diff=list(diff)),
+                                        name=f"{name} old box")
     return pages, run_pages(list(pages.values()))
 
 
@@ -559,6 +577,15 @@ def test_each_wrong_fix_fails_or_mistrains_as_its_page_says(outcomes, name, numb
         assert kind == "RuntimeError" and error_kind(message) == wrong.fails, describe(page, outcome)
     else:
         assert wrong.mistrains and (stage, kind) == ("check", "AssertionError"), describe(page, outcome)
+
+
+@pytest.mark.parametrize("name", sorted(HID_A_LINE))
+def test_a_box_that_hid_the_zero_grad_fails_here(outcomes, name):
+    pages, report = outcomes
+    page = pages[f"{name} old box"]
+    assert "opt.zero_grad()" in page["hidden"], page["hidden"]
+    assert report[page["name"]] is not None and report[page["name"]][:2] == ["check", "AssertionError"], (
+        f"{name}: the old box, which hides opt.zero_grad(), passed")
 
 
 def test_each_wrong_fix_names_a_section_of_its_page():
