@@ -25,6 +25,7 @@ import zipfile
 import nbformat
 import pytest
 
+import quizzes
 from nbtools import NOTEBOOKS, ROOT, notebook_paths
 from student import (ARCHIVE, EXERCISE_HEADING, LINKS_TAG, SELF_CHECK_TAG, SOLUTION_TAG, colab_url,
                      links_markdown, main, student_copy, write_archive, write_student_copies)
@@ -237,7 +238,8 @@ def test_archive_holds_every_copy_in_one_folder(copies, tmp_path):
         names = z.namelist()
         assert names[:len(copies)] == [f"student/{p.name}" for p in copies]
         # and the files the notebooks run, so that an unpacked copy of notebook 21 runs
-        assert names[len(copies):] == ["student/scripts/train_rnn.py"]
+        assert names[len(copies):] == sorted(
+            [f"student/quizzes/{p.stem}.json" for p in copies] + ["student/scripts/train_rnn.py"])
         nbformat.reads(z.read(f"student/{copies[0].name}").decode(), as_version=4)
 
 
@@ -266,16 +268,43 @@ def test_every_scenario_has_one_quiz_before_its_failure(path):
     """One predict-then-run quiz, right before the first cell tagged to raise (where nothing raises:
     before the cell that shows the outcome), whose feedback names the section that proves it."""
     nb = nbformat.read(path, as_version=4)
-    quizzes = [i for i, c in enumerate(nb.cells) if "quiz" in tags(c)]
-    assert len(quizzes) == 1, f"{path.name}: {len(quizzes)} quiz cells"
-    quiz = nb.cells[quizzes[0]]
+    found = [i for i, c in enumerate(nb.cells) if "quiz" in tags(c)]
+    assert len(found) == 1, f"{path.name}: {len(found)} quiz cells"
+    quiz = nb.cells[found[0]]
     assert "display_quiz(" in quiz.source and {"remove-input", "nbval-ignore-output"} <= tags(quiz)
-    following = next(c for c in nb.cells[quizzes[0] + 1:] if c.cell_type == "code")
+    following = next(c for c in nb.cells[found[0] + 1:] if c.cell_type == "code")
     raising = [c for c in nb.cells if "raises-exception" in tags(c)]
     assert following is (raising[0] if raising else following), f"{path.name}: the quiz is not before the failure"
     assert quiz.outputs, f"{path.name}: the quiz cell has no stored output"
-    assert quiz.source.count('"correct": True') == 1, path.name
-    assert re.search(r'href="#[a-z][a-z0-9-]*"', quiz.source), f"{path.name}: no link to the proof"
+    (question,) = quizzes.questions(nb, path.parent)
+    assert [a["correct"] for a in question["answers"]].count(True) == 1, path.name
+    assert all(re.search(r'href="#[a-z][a-z0-9-]*"', a["feedback"]) for a in question["answers"]), (
+        f"{path.name}: a feedback without a link to the proof")
+
+
+@pytest.mark.parametrize("path", SCENARIOS, ids=[p.name for p in SCENARIOS])
+def test_no_cell_spells_out_the_quiz_answer(path):
+    """The quiz's questions are in its file (scripts/quizzes.py), not in a cell: no cell of the book's
+    notebook or of its student copy names an option or says which one is right, and the quiz cell's
+    source is hidden on the site, in JupyterLab and in Colab. Its stored output (what the site
+    shows) holds the file's questions, in the script that draws the quiz."""
+    nb = nbformat.read(path, as_version=4)
+    (question,) = quizzes.questions(nb, path.parent)
+    text = quizzes.quiz_path(path).read_text()
+    for book_or_copy in (nb, student_copy(nb)):
+        for cell in book_or_copy.cells:
+            assert '"correct"' not in cell.source and "correct=" not in cell.source, path.name
+            for answer in question["answers"]:
+                assert answer["answer"] not in cell.source, f"{path.name}: a cell shows an option"
+    quiz = nb.cells[quizzes.quiz_cell_index(nb)]
+    assert quiz.source == quizzes.cell_source(path), f"{path.name}: run scripts/quizzes.py"
+    assert quiz.metadata["jupyter"]["source_hidden"] and quiz.metadata["cellView"] == "form"
+    scripts = [o.data["application/javascript"] for o in quiz.outputs if "application/javascript" in o.get("data", {})]
+    assert len(scripts) == 1 and text.rstrip() in scripts[0], f"{path.name}: refresh its stored quiz"
+
+
+def test_the_quiz_cells_are_written_from_their_one_template():
+    assert quizzes.main(["--check"]) == 0
 
 
 def test_make_student_writes_into_the_gitignored_folder():
