@@ -67,6 +67,12 @@ def colab_url(name: str) -> str:
     return f"https://colab.research.google.com/github/{owner_repo}/blob/{STUDENT_BRANCH}/{name}"
 
 
+def binder_url() -> str:
+    """Binder's address for JupyterLab on the student copies (binder/postBuild writes them)."""
+    owner_repo = repository_url().removeprefix("https://github.com/")
+    return f"https://mybinder.org/v2/gh/{owner_repo}/main?urlpath=lab/tree/{SITE_FOLDER}"
+
+
 def links_markdown(name: str, prefix: str = "../") -> str:
     """The markdown of the links to a notebook's student copy, as its exercise shows them (plain
     HTML anchors: the copies are files of the site, not pages the book's build knows)."""

@@ -27,8 +27,8 @@ import pytest
 
 import quizzes
 from nbtools import NOTEBOOKS, ROOT, notebook_paths
-from student import (ARCHIVE, EXERCISE_HEADING, LINKS_TAG, SELF_CHECK_TAG, SOLUTION_TAG, colab_url,
-                     links_markdown, main, student_copy, write_archive, write_student_copies)
+from student import (ARCHIVE, EXERCISE_HEADING, LINKS_TAG, SELF_CHECK_TAG, SOLUTION_TAG, binder_url,
+                     colab_url, links_markdown, main, student_copy, write_archive, write_student_copies)
 
 SCENARIOS = [p for p in notebook_paths() if p.parent == NOTEBOOKS]
 # Tags with which nbval would not run a cell, or would accept an error or any output from it.
@@ -253,6 +253,7 @@ def test_every_exercise_links_its_student_copy_from_the_one_repository_address()
     pyproject.toml's [project.urls] (so they cannot drift from it)."""
     workshop = (ROOT / "chapters" / "workshop.md").read_text()
     assert f'href="../student/{ARCHIVE}"' in workshop
+    assert f'href="{binder_url()}"' in workshop, "the workshop guide does not open the copies in Binder"
     for path in SCENARIOS:
         nb = nbformat.read(path, as_version=4)
         links = [i for i, c in enumerate(nb.cells) if LINKS_TAG in tags(c)]
@@ -309,3 +310,34 @@ def test_the_quiz_cells_are_written_from_their_one_template():
 
 def test_make_student_writes_into_the_gitignored_folder():
     assert "student/" in (ROOT / ".gitignore").read_text().split()
+
+
+LOCAL_LABEL = re.compile(r"^\(([\w-]+)\)=", re.MULTILINE)
+ROLE = re.compile(r"\{(ref|doc|term)\}`([^`]*)`")
+
+
+def test_copies_reference_other_pages_by_links_that_work_outside_the_book(copies, tmp_path):
+    """jupyterlab-myst resolves a {ref} only to a label of the same notebook and shows a {doc} as a
+    file name: in the copies (student and instructor's), each reference to another page is a link
+    with the title the site shows, to the sibling copy or to the published page."""
+    instructor = write_student_copies(SCENARIOS, tmp_path / "solutions", solutions=True)
+    linked = 0
+    for copy in copies + instructor:
+        markdown = "\n".join(c.source for c in nbformat.read(copy, as_version=4).cells if c.cell_type == "markdown")
+        local = set(LOCAL_LABEL.findall(markdown))
+        for role, body in ROLE.findall(markdown):
+            target = re.search(r"<([^>]+)>$", body)
+            assert role == "ref" and (target.group(1) if target else body) in local, (
+                f"{copy.parent.name}/{copy.name}: {{{role}}}`{body}` left for JupyterLab")
+        for target in re.findall(r"\]\((\d\d_\w+\.ipynb)\)", markdown):
+            assert (copy.parent / target).is_file(), f"{copy.name} links {target}, which is not beside it"
+            linked += 1
+        assert "](https://through-the-graph.github.io/" in markdown or "{doc}" not in markdown
+    assert linked > 50  # the scenario pages link each other often ({doc} in the book)
+    book = nbformat.read(SCENARIOS[9], as_version=4)
+    theirs = nbformat.read(instructor[9], as_version=4)
+    assert [c.outputs for c in theirs.cells if c.cell_type == "code"] == [
+        c.outputs for c in book.cells if c.cell_type == "code"], "the instructor's copy keeps the outputs"
+    assert sum(SOLUTION_TAG in tags(c) for c in theirs.cells) == sum(SOLUTION_TAG in tags(c) for c in book.cells) > 0
+    assert "[When the version check does not protect you](" in "\n".join(c.source for c in theirs.cells)
+
