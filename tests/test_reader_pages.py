@@ -223,3 +223,35 @@ def right_answer_first(quiz):
     index, question, shuffle = copy.deepcopy(quiz)
     question["answers"].sort(key=lambda a: not a["correct"])
     return index, question, shuffle
+
+
+# The promise at the top of each scenario ("**You will see** ...") must not answer the quiz below it:
+# it says what the page shows, not what the failing call does.
+PROMISE = re.compile(r"\*\*You will see\*\*(.*?)(?:\*Time to read|\Z)", re.S)
+PROMISE_GIVES_AWAY = re.compile(r"\b(raises?|raised|fails|failed|refuses|no error|the real error|"
+                                r"the error (?:on|when|in)|runs but|never fail)\b", re.I)
+
+
+def promise_problems(nb) -> list[str]:
+    found = PROMISE.search(nb.cells[0].source)
+    if not found:
+        return ["no '**You will see**' promise in the first cell"]
+    promise = " ".join(found.group(1).split())
+    return [f"the promise gives the outcome away ({m.group(0)!r}): {promise[:120]!r}"
+            for m in PROMISE_GIVES_AWAY.finditer(promise)]
+
+
+@pytest.mark.parametrize("name", sorted(NOTEBOOKS))
+def test_the_promise_does_not_answer_the_quiz(name):
+    problems = promise_problems(NOTEBOOKS[name])
+    assert not problems, f"{name}: " + "; ".join(problems)
+
+
+def test_the_promise_check_catches_what_05_and_12_once_said():
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(
+        "# RNN\n\n**The situation:** a chunked sequence. **You will see** the error on the second batch, "
+        "the graph. *Time to read: 12 minutes.*")])
+    assert promise_problems(nb) == [
+        "the promise gives the outcome away ('the error on'): 'the error on the second batch, the graph.'"]
+    nb.cells[0].source = "**You will see** the real error, the shared part of the graph."
+    assert len(promise_problems(nb)) == 1
