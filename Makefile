@@ -140,6 +140,7 @@ LAB := $(BIN)/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root)
 
 lab: setup ## JupyterLab on the student copies in student/ (written if missing), as students work on them
 	@$(if $(MISSING_COPIES),$(BIN)/python scripts/student.py $(MISSING_COPIES))
+	@cp -R notebooks/quizzes student/  # the quizzes' questions: the book's latest, never a student's work
 	$(LAB) --notebook-dir=student
 
 # The instructor's copies (solutions and outputs, references as links) in solutions/, written if
@@ -148,6 +149,7 @@ MISSING_SOLUTIONS = $(foreach n,$(wildcard notebooks/*.ipynb),$(if $(wildcard so
 
 lab-solutions: setup ## JupyterLab on the instructor's copies in solutions/ (solutions and outputs; written if missing)
 	@$(if $(MISSING_SOLUTIONS),$(BIN)/python scripts/student.py --solutions $(MISSING_SOLUTIONS))
+	@cp -R notebooks/quizzes solutions/
 	$(LAB) --notebook-dir=solutions
 
 clean: ## Remove the built site and caches (keeps .venv; `rm -rf .venv` for a fresh set-up)
