@@ -5,7 +5,8 @@
 (requirements.txt). This test writes both kinds of copy into a temporary folder as those targets
 do, starts one JupyterLab on it (the project's environment, a free port on the loopback, a token,
 no browser, settings and runtime files in the temporary folder), and opens every notebook in one
-headless Chromium page, without starting a kernel. In each it reads the text JupyterLab shows:
+headless Chromium page, without starting a kernel and with requests to other hosts stopped (each
+one a failure). In each it reads the text JupyterLab shows:
 
 * no raw MyST: no directive fence (```` ``` ````, ``:::``), no directive option (``:class:``), no role
   (``{ref}``, ``{doc}``), no label line (``(05-error-on-batch-2)=``), no reference jupyterlab-myst
@@ -152,6 +153,14 @@ async def _read_all(executable: str, base: str, opened: dict[str, int]) -> dict:
         page = await browser.new_page(viewport={"width": 1280, "height": 900})
         errors: list[str] = []
         page.on("pageerror", lambda e: errors.append(str(e)))
+        # Offline, like the site's test: a request to another host is stopped and reported.
+        elsewhere: list[str] = []
+
+        async def stop(route):
+            elsewhere.append(route.request.url)
+            await route.abort()
+
+        await page.route(re.compile(r"^(?!https?://127\.0\.0\.1[:/])"), stop)
         await page.goto(f"{base}/lab?token={TOKEN}", timeout=OPEN_TIMEOUT_MS)
         await page.wait_for_function("window.jupyterapp !== undefined", timeout=OPEN_TIMEOUT_MS)
         await page.evaluate("async () => { await window.jupyterapp.started; await window.jupyterapp.restored; }")
@@ -171,6 +180,7 @@ async def _read_all(executable: str, base: str, opened: dict[str, int]) -> dict:
             found[path]["seconds"] = time.monotonic() - opening
             await page.evaluate("() => window.jupyterapp.commands.execute('application:close-all')")
         found["page errors"] = errors
+        found["other hosts"] = elsewhere
         await browser.close()
     return found
 
@@ -190,6 +200,7 @@ def test_jupyterlab_opens_every_student_and_instructor_copy(lab):
     assert sorted(opened) == sorted(f"{kind}/{p.name}" for kind in ("student", "solutions") for p in SCENARIOS)
     assert found["kernels started"] == 0, "reading the notebooks started a kernel"
     assert found["page errors"] == [], found["page errors"]
+    assert found["other hosts"] == [], f"JupyterLab asked other hosts: {found['other hosts'][:5]}"
 
 
 def raw_myst(path: str, seen: dict) -> list[str]:
