@@ -14,8 +14,8 @@ NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with $(SANITIZE) --nbval-
 export PYTHONDONTWRITEBYTECODE := 1
 export MPLBACKEND := Agg
 
-.PHONY: help setup dot chromium book test test-unit test-notebooks test-site test-torch lab refresh student bench clean \
-	test-lane-code test-lane-site test-kernels
+.PHONY: help setup dot chromium book test test-unit test-notebooks test-site test-torch lab lab-solutions refresh student bench clean \
+	test-lane-code test-lane-site test-kernels test-lab
 
 help: ## List the targets
 	@echo "Through the Graph a Second Time: make TARGET"
@@ -59,7 +59,8 @@ test-unit test-notebooks: export OMP_NUM_THREADS := 1
 # --dist loadscope: each test module on one worker, so a module-scoped fixture (the command's
 # processes, the wheel build) is computed once, not on each worker that gets one of its tests.
 test-unit: setup ## Unit tests and doctests of autograd_lens and of the book's tooling, offline
-	scripts/offline.sh $(PYTEST) -q -n $(JOBS) --dist loadscope --doctest-modules --ignore=tests/test_site.py --ignore=tests/test_site_screens.py tests autograd_lens
+	scripts/offline.sh $(PYTEST) -q -n $(JOBS) --dist loadscope --doctest-modules --ignore=tests/test_site.py --ignore=tests/test_site_screens.py \
+		--ignore=tests/test_site_quiz_keys.py --ignore=tests/test_lab.py tests autograd_lens
 
 # The notebooks in reverse table-of-contents order (read from _toc.yml by scripts/nbtools.py).
 test-notebooks: setup ## Strict nbval on every stored notebook, offline
@@ -87,8 +88,8 @@ test-kernels: setup ## Strict nbval as on processors without AVX-512 (AVX2, SSE,
 # (where make can: GNU make 4's --output-sync); make fails if either lane fails.
 SYNC := $(if $(filter output-sync,$(.FEATURES)),--output-sync=recurse)
 
-test: setup ## Everything CI checks: unit tests, strict nbval, student copies, the book build, the site in a browser
-	@echo "Two lanes at once: unit tests then nbval; the book build then the browser test."
+test: setup ## Everything CI checks: unit tests, strict nbval, student copies, the book build, the site and JupyterLab in a browser
+	@echo "Two lanes at once: unit tests then nbval; the book build then the browser tests (site, JupyterLab)."
 	@$(MAKE) --no-print-directory -j2 $(SYNC) test-lane-site test-lane-code
 
 test-lane-code:
@@ -97,6 +98,7 @@ test-lane-code:
 
 test-lane-site:
 	@$(MAKE) --no-print-directory test-site
+	@$(MAKE) --no-print-directory test-lab
 
 chromium: ## Install Chromium for the browser test of the site, where possible (else that test is skipped)
 	@if [ -n "$$CHROMIUM" ] || command -v chromium-browser >/dev/null 2>&1 \
@@ -104,8 +106,11 @@ chromium: ## Install Chromium for the browser test of the site, where possible (
 	else scripts/ensure-tool.sh chromium chromium - - "Chromium, for the browser test of the site" \
 		|| echo "Without it the browser test is skipped (in CI, where CI=true, it fails instead)." >&2; fi
 
-test-site: book chromium ## The built site in headless Chromium (every page, console, images, links; phone, weight, axe, search)
-	$(PYTEST) -q tests/test_site.py tests/test_site_screens.py
+test-site: book chromium ## The built site in headless Chromium (every page, console, images, links; phone, weight, axe, search, quizzes by keyboard)
+	$(PYTEST) -q tests/test_site.py tests/test_site_screens.py tests/test_site_quiz_keys.py
+
+test-lab: setup chromium ## Every student and instructor copy in a real JupyterLab, in headless Chromium: no raw MyST, no quiz answer shown
+	$(PYTEST) -q tests/test_lab.py
 
 # The library's, diagnose's and the command's tests: what CI's torch matrix runs on every minor
 # release that pyproject.toml accepts. Each release gets its own environment in TORCH_ENVS.
@@ -128,8 +133,24 @@ refresh: setup ## Re-execute notebooks and store their outputs (all, or NB=noteb
 bench: setup ## Measure build, test, notebook and library speed; writes bench/report.json and chapters/status.md
 	$(BIN)/python scripts/bench.py
 
-lab: setup ## JupyterLab on the notebooks, with the project's environment
-	$(BIN)/jupyter lab --notebook-dir=notebooks $(if $(filter 0,$(shell id -u)),--allow-root)
+# `make lab` serves the student copies. A copy already in student/ is never overwritten (it holds the
+# student's work); only the missing ones are written (`make student` writes them all again).
+MISSING_COPIES = $(foreach n,$(wildcard notebooks/*.ipynb),$(if $(wildcard student/$(notdir $(n))),,$(n)))
+LAB := $(BIN)/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root)
+
+lab: setup ## JupyterLab on the student copies in student/ (written if missing), as students work on them
+	@$(if $(MISSING_COPIES),$(BIN)/python scripts/student.py $(MISSING_COPIES))
+	@cp -R notebooks/quizzes student/  # the quizzes' questions: the book's latest, never a student's work
+	$(LAB) --notebook-dir=student
+
+# The instructor's copies (solutions and outputs, references as links) in solutions/, written if
+# missing like the student copies: running them leaves the book's stored outputs in notebooks/ alone.
+MISSING_SOLUTIONS = $(foreach n,$(wildcard notebooks/*.ipynb),$(if $(wildcard solutions/$(notdir $(n))),,$(n)))
+
+lab-solutions: setup ## JupyterLab on the instructor's copies in solutions/ (solutions and outputs; written if missing)
+	@$(if $(MISSING_SOLUTIONS),$(BIN)/python scripts/student.py --solutions $(MISSING_SOLUTIONS))
+	@cp -R notebooks/quizzes solutions/
+	$(LAB) --notebook-dir=solutions
 
 clean: ## Remove the built site and caches (keeps .venv; `rm -rf .venv` for a fresh set-up)
 	rm -rf _build .pytest_cache

@@ -175,7 +175,7 @@ def make_times() -> dict:
 
     first = make("book", clean=True)
     parts = {name: make(target) for name, target in
-             [("unit", "test-unit"), ("nbval", "test-notebooks"), ("site", "test-site")]}
+             [("unit", "test-unit"), ("nbval", "test-notebooks"), ("site", "test-site"), ("lab", "test-lab")]}
     return {"make_book_first_s": first, "make_book_no_change_s": make("book"),
             "make_test_parts_s": {**parts, "build": first}, "make_test_s": make("test", clean=True)}
 

@@ -8,8 +8,8 @@ Makefile runs nbval in reverse order with it).
 Every notebook is stored executed. ``refresh`` runs it top to bottom in a fresh kernel and
 records a digest of its code in the notebook's metadata; ``stored_problems`` finds notebooks
 whose stored state cannot be trusted: code edited since the last refresh, cells never run,
-errors in cells not tagged to raise, tagged cells that did not raise, and printed numbers that
-are floating-point round-off (see ``round_off_numbers``).
+errors in cells not tagged to raise, tagged cells that did not raise, a quiz whose stored output is
+not its quiz file's questions, and printed numbers that are floating-point round-off (see ``round_off_numbers``).
 """
 
 from __future__ import annotations
@@ -31,6 +31,9 @@ RAISES = {"raises-exception", "nbval-raises-exception"}
 SMALL_NUMBER_TAG = "small-number-intended"
 # A number in scientific notation, as Python's formatting prints it (3.0e-08, 1e-05, -2.5E-7).
 SCIENTIFIC = re.compile(r"(?<![\w.])[-+]?\d+(?:\.\d*)?[eE]-\d+")
+
+# The file a quiz cell (tagged ``quiz``) reads its questions from (scripts/quizzes.py).
+QUIZ_FILE = re.compile(r'"(quizzes/[A-Za-z0-9_.-]+\.json)"')
 
 # Paths of the machine that ran a notebook, as they appear in tracebacks and warnings.
 SITE_PACKAGES = re.compile(r"(?:/[^\s/:'\"]+)+/site-packages/")
@@ -127,6 +130,12 @@ def stored_problems(path: Path) -> list[str]:
         leaks = sorted({m.group(0) for t in _output_texts(cell) for m in MACHINE_PATH.finditer(t)})
         if leaks:
             problems.append(f"{where} shows a path of the machine that ran it: {leaks[0]}")
+        quiz = QUIZ_FILE.search(cell.source) if "quiz" in cell.metadata.get("tags", []) else None
+        if quiz and (path.parent / quiz.group(1)).is_file():
+            shown = "".join(o.data.get("application/javascript", "") for o in cell.outputs if "data" in o)
+            if (path.parent / quiz.group(1)).read_text().rstrip() not in shown:
+                problems.append(f"{where} shows a quiz other than {quiz.group(1)}: run "
+                                f"`make refresh NB=notebooks/{path.name}`")
         tiny = round_off_numbers(cell)
         if tiny:
             problems.append(f"{where} prints {tiny[0]}, a number whose digits are round-off and differ "

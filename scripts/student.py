@@ -4,16 +4,23 @@ A student copy is the notebook without its solution (the code and prose cells ta
 and without any outputs, so the exercises are open again; the self-check cell after each exercise
 stays, and fails until the exercise is solved. The site's exercise markers (sphinx-exercise's
 ``{exercise-start}`` ... ``{solution-end}`` fences) mean nothing in Jupyter or Colab: the exercise's
-opening fence becomes a plain heading, the other fences go. The kernelspec stays, so the copy opens
-with the right kernel. Built from nbconvert preprocessors: TagRemovePreprocessor,
-ClearOutputPreprocessor and :class:`ExerciseMarkers` below.
+opening fence becomes a plain heading, the other fences go. References to other pages of the book
+({doc}, and {ref} to a label of another page) become plain links, which read the same in JupyterLab,
+Colab and Binder (:class:`CrossReferences`). The kernelspec stays, so the copy opens with the right
+kernel. Built from nbconvert preprocessors: TagRemovePreprocessor, ClearOutputPreprocessor,
+:class:`ExerciseMarkers` and :class:`CrossReferences` below.
 
-    python scripts/student.py [--out DIR] [--zip FILE] [NOTEBOOK ...]
+The instructor's copies (``--solutions``, into solutions/, what `make lab-solutions` serves) keep
+the solutions and the outputs and change only the references.
+
+    python scripts/student.py [--solutions] [--out DIR] [--zip FILE] [NOTEBOOK ...]
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
+import posixpath
 import re
 import shutil
 import sys
@@ -22,11 +29,13 @@ import zipfile
 from pathlib import Path
 
 import nbformat
+import yaml
 from nbconvert.preprocessors import ClearOutputPreprocessor, Preprocessor, TagRemovePreprocessor
 
-from nbtools import META_KEY, NOTEBOOKS, ROOT, notebook_paths
+from nbtools import META_KEY, NOTEBOOKS, ROOT, notebook_paths, toc_files
 
 SUPPORT = NOTEBOOKS / "scripts"  # files the notebooks run (notebook 21's training script)
+QUIZZES = NOTEBOOKS / "quizzes"  # the quizzes' questions, which each quiz cell reads (scripts/quizzes.py)
 
 SOLUTION_TAG = "solution"
 SELF_CHECK_TAG = "self-check"
@@ -58,6 +67,12 @@ def colab_url(name: str) -> str:
     return f"https://colab.research.google.com/github/{owner_repo}/blob/{STUDENT_BRANCH}/{name}"
 
 
+def binder_url() -> str:
+    """Binder's address for JupyterLab on the student copies (binder/postBuild writes them)."""
+    owner_repo = repository_url().removeprefix("https://github.com/")
+    return f"https://mybinder.org/v2/gh/{owner_repo}/main?urlpath=lab/tree/{SITE_FOLDER}"
+
+
 def links_markdown(name: str, prefix: str = "../") -> str:
     """The markdown of the links to a notebook's student copy, as its exercise shows them (plain
     HTML anchors: the copies are files of the site, not pages the book's build knows)."""
@@ -66,6 +81,89 @@ def links_markdown(name: str, prefix: str = "../") -> str:
             f'<a href="{folder}/{name}" download>download this notebook</a>, '
             f'<a href="{colab_url(name)}">open it in Colab</a>, or '
             f'<a href="{folder}/{ARCHIVE}" download>all the student copies (zip)</a>.')
+
+
+# A cross-reference role of the book: {ref}`label`, {doc}`target`, {term}`word`, each optionally
+# `text <target>`.
+ROLE = re.compile(r"\{(ref|doc|term)\}`([^`<]*?)\s*(?:<([^>`]+)>)?`")
+LABEL = re.compile(r"^\(([\w-]+)\)=[ \t]*\n+(#+)[ \t]+(.+)$", re.MULTILINE)
+TITLE = re.compile(r"^#[ \t]+(.+)$", re.MULTILINE)
+
+
+def _markdown_of(path: Path) -> str:
+    if path.suffix == ".ipynb":
+        nb = nbformat.read(path, as_version=4)
+        return "\n\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    return path.read_text()
+
+
+@functools.lru_cache(maxsize=1)
+def book_index() -> tuple[dict[str, str], dict[str, tuple[str, str]]]:
+    """The book's pages and labels: ({docname: title}, {label: (docname, heading)}), docnames
+    relative to the book's root without suffix (``notebooks/05_rnn_hidden_state``)."""
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    titles, labels = {}, {}
+    for doc in [toc["root"], *toc_files(toc)]:
+        path = next((ROOT / f"{doc}{suffix}" for suffix in (".ipynb", ".md") if (ROOT / f"{doc}{suffix}").is_file()), None)
+        if path is None:
+            continue
+        text = _markdown_of(path)
+        title = TITLE.search(text)
+        titles[doc] = title.group(1).strip() if title else doc
+        for label, _, heading in LABEL.findall(text):
+            labels[label] = (doc, heading.strip())
+    return titles, labels
+
+
+class CrossReferences(Preprocessor):
+    """References to other pages of the book, as links that work outside the book's build.
+
+    jupyterlab-myst resolves a ``{ref}`` only to a label of the same notebook, and shows a
+    ``{doc}`` as the target's name: in JupyterLab, Colab or Binder a reference to another page
+    would read as a bare label or file name. Each one becomes a Markdown link with the text the
+    site shows (the page's or section's title, or the reference's own text): to the sibling
+    notebook for a scenario page (the copies sit side by side), otherwise to the published page.
+    References within the notebook stay as they are."""
+
+    def __init__(self, notebook: Path, **kw):
+        super().__init__(**kw)
+        self.docname = notebook.resolve().relative_to(ROOT).with_suffix("").as_posix()
+        self.titles, self.labels = book_index()
+        self.site = _published_url()
+
+    def _link(self, match: re.Match, local: set[str]) -> str:
+        role, text, target = match.group(1), match.group(2).strip(), match.group(3)
+        target = (target or text).strip()
+        if role == "ref":
+            if target in local or target not in self.labels:
+                return match.group(0)
+            doc, heading = self.labels[target]
+            return f"[{text if match.group(3) else heading}]({self.site}{doc}.html#{re.sub(r'^[^A-Za-z]+', '', target)})"
+        if role == "term":
+            anchor = "term-" + re.sub(r"[^a-z0-9]+", "-", target.lower()).strip("-")
+            return f"[{text}]({self.site}chapters/glossary.html#{anchor})"
+        doc = posixpath.normpath(target.lstrip("/") if target.startswith("/")
+                                 else posixpath.join(posixpath.dirname(self.docname), target))
+        if doc not in self.titles:
+            return match.group(0)
+        shown = text if match.group(3) else self.titles[doc]
+        if posixpath.dirname(doc) == posixpath.dirname(self.docname) == NOTEBOOKS.name:
+            return f"[{shown}]({posixpath.basename(doc)}.ipynb)"
+        return f"[{shown}]({self.site}{doc}.html)"
+
+    def preprocess(self, nb, resources):
+        markdown = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+        local = {label for label, _, _ in LABEL.findall(markdown)}
+        for cell in nb.cells:
+            if cell.cell_type == "markdown":
+                cell.source = ROLE.sub(lambda m: self._link(m, local), cell.source)
+        return nb, resources
+
+
+def _published_url() -> str:
+    with open(ROOT / "pyproject.toml", "rb") as f:
+        url = tomllib.load(f)["project"]["urls"]["Documentation"]
+    return url if url.endswith("/") else url + "/"
 
 
 def _plain(match: re.Match) -> str:
@@ -87,37 +185,51 @@ class ExerciseMarkers(Preprocessor):
         return cell, resources
 
 
-def student_copy(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
-    """The notebook without its solution, markers and outputs (a new object; ``nb`` is unchanged)."""
+def student_copy(nb: nbformat.NotebookNode, path: Path | None = None) -> nbformat.NotebookNode:
+    """The notebook without its solution, markers and outputs (a new object; ``nb`` is unchanged).
+    Given the notebook's ``path``, its references to other pages become links (:class:`CrossReferences`)."""
     nb = nbformat.from_dict(nb)  # a deep copy
     resources: dict = {}
-    for step in (TagRemovePreprocessor(enabled=True, remove_cell_tags={SOLUTION_TAG, LINKS_TAG}),
-                 ExerciseMarkers(), ClearOutputPreprocessor(enabled=True)):
+    steps = [TagRemovePreprocessor(enabled=True, remove_cell_tags={SOLUTION_TAG, LINKS_TAG}),
+             ExerciseMarkers(), ClearOutputPreprocessor(enabled=True)]
+    for step in steps + ([CrossReferences(path)] if path is not None else []):
         nb, resources = step.preprocess(nb, resources)
     nb.metadata.pop(META_KEY, None)  # the digest of the full notebook's code means nothing here
     return nb
 
 
-def write_student_copies(paths: list[Path], out: Path) -> list[Path]:
-    """Write a student copy of each notebook into ``out``, and beside them the files the notebooks
-    run (``notebooks/scripts/``); return the notebooks written."""
+def solution_copy(nb: nbformat.NotebookNode, path: Path) -> nbformat.NotebookNode:
+    """The notebook as the book has it (solutions, outputs), its references to other pages as links:
+    the instructor's copy, which `make lab-solutions` serves (so running it leaves the book's stored
+    outputs alone)."""
+    nb = nbformat.from_dict(nb)
+    nb, _ = CrossReferences(path).preprocess(nb, {})
+    return nb
+
+
+def write_student_copies(paths: list[Path], out: Path, solutions: bool = False) -> list[Path]:
+    """Write a student copy (or with ``solutions``, the instructor's copy) of each notebook into
+    ``out``, and beside them the files the notebooks run (``notebooks/scripts/``) and the quizzes
+    they show (``notebooks/quizzes/``); return the notebooks written."""
     out.mkdir(parents=True, exist_ok=True)
     written = []
     for path in paths:
         nb = nbformat.read(path, as_version=4)
         target = out / path.name
-        nbformat.write(student_copy(nb), target)
+        nbformat.write(solution_copy(nb, path) if solutions else student_copy(nb, path), target)
         written.append(target)
-    if SUPPORT.is_dir():
-        shutil.copytree(SUPPORT, out / SUPPORT.name, dirs_exist_ok=True,
-                        ignore=shutil.ignore_patterns("__pycache__"))
+    for folder in (SUPPORT, QUIZZES):
+        if folder.is_dir():
+            shutil.copytree(folder, out / folder.name, dirs_exist_ok=True,
+                            ignore=shutil.ignore_patterns("__pycache__"))
     return written
 
 
 def write_archive(copies: list[Path], archive: Path, folder: str = "student") -> Path:
     """One zip of the copies and the files they run, under ``folder/`` (unpacking makes one folder)."""
     archive.parent.mkdir(parents=True, exist_ok=True)
-    support = sorted({f for copy in copies for f in (copy.parent / SUPPORT.name).rglob("*") if f.is_file()})
+    support = sorted({f for copy in copies for folder in (SUPPORT, QUIZZES)
+                      for f in (copy.parent / folder.name).rglob("*") if f.is_file()})
     with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as z:
         for copy in copies:
             z.write(copy, f"{folder}/{copy.name}")
@@ -128,8 +240,11 @@ def write_archive(copies: list[Path], archive: Path, folder: str = "student") ->
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=ROOT / "student",
-                        help="where to write the copies (default: student/)")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="where to write the copies (default: student/, or solutions/)")
+    parser.add_argument("--solutions", action="store_true",
+                        help="write the instructor's copies instead: solutions and outputs kept, "
+                             "references to other pages as links (default folder: solutions/)")
     parser.add_argument("--zip", type=Path, default=None,
                         help="also write all the copies into this zip archive")
     parser.add_argument("notebooks", nargs="*", type=Path,
@@ -140,10 +255,12 @@ def main(argv: list[str]) -> int:
         print(f"student.py: no such notebook: {missing[0]}", file=sys.stderr)
         return 2
     paths = [p.resolve() for p in args.notebooks] or [p for p in notebook_paths() if p.parent == NOTEBOOKS]
-    written = write_student_copies(paths, args.out)
-    where = args.out.resolve()
+    out = args.out or ROOT / ("solutions" if args.solutions else "student")
+    written = write_student_copies(paths, out, solutions=args.solutions)
+    where = out.resolve()
     shown = where.relative_to(ROOT) if where.is_relative_to(ROOT) else where
-    print(f"{len(written)} student notebooks in {shown}/ (solutions and outputs removed)")
+    print(f"{len(written)} {'instructor' if args.solutions else 'student'} notebooks in {shown}/ "
+          + ("(solutions and outputs kept)" if args.solutions else "(solutions and outputs removed)"))
     if args.zip:
         print(f"archive: {write_archive(written, args.zip)}")
     return 0

@@ -73,3 +73,13 @@ def test_binder_runs_python_the_library_supports_and_installs_it():
     assert Version(runtime.removeprefix("python-")) in Requirement(f"python{supported}").specifier
     assert "graphviz" in (BINDER / "apt.txt").read_text().split()
     assert "pip install --no-deps --no-build-isolation -e ." in (BINDER / "postBuild").read_text()
+
+
+def test_binder_and_make_lab_render_the_books_myst():
+    """JupyterLab in Binder and in `make lab` has the MyST renderer (tests/test_lab.py reads every
+    notebook in the latter), at one version."""
+    binder, book = pins(BINDER / "requirements.txt"), pins(ROOT / "requirements.txt")
+    for name in ("jupyterlab", "jupyterlab-myst"):
+        assert name in book and binder.get(name) == book[name], name
+    assert "python scripts/student.py" in (BINDER / "postBuild").read_text(), "Binder writes no student copies"
+

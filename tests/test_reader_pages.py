@@ -15,6 +15,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
+import quizzes
 from test_summary_links import REF, SECTIONS, Item, problems_of
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -66,8 +67,8 @@ def test_the_fix_box_check_catches_a_missing_box_or_an_unproved_link():
 
 
 # ----- quizzes that test -----
-# Each scenario's predict-then-run quiz (a cell tagged ``quiz`` calling ``display_quiz``), read with
-# the Python parser. The order of the answers is fixed in the source (``shuffle_answers=False``), so
+# Each scenario's predict-then-run quiz (a cell tagged ``quiz`` calling ``display_quiz`` on the
+# notebook's quiz file, scripts/quizzes.py). The order of the answers is fixed in the source (``shuffle_answers=False``), so
 # the checks below, and the page, are the same on every run.
 
 TAG = re.compile(r"<[^>]+>")
@@ -85,17 +86,11 @@ def visible(html: str) -> str:
     return " ".join(TAG.sub("", html).split())
 
 
-def quiz_of(nb):
-    """(the quiz cell's index, its question dict, the shuffle flag) of a notebook's one quiz."""
-    import ast
-
-    index = next(i for i, c in enumerate(nb.cells) if "quiz" in c.metadata.get("tags", []))
-    tree = ast.parse(nb.cells[index].source)
-    call = next(n for n in ast.walk(tree) if isinstance(n, ast.Call)
-                and getattr(n.func, "id", getattr(n.func, "attr", "")) == "display_quiz")
-    (question,) = ast.literal_eval(call.args[0])
-    shuffle = next((ast.literal_eval(k.value) for k in call.keywords if k.arg == "shuffle_answers"), True)
-    return index, question, shuffle
+def quiz_of(nb, folder: Path = ROOT / "notebooks"):
+    """(the quiz cell's index, its question dict, the shuffle flag) of a notebook's one quiz, the
+    question read from the quiz file the cell names (``folder`` is the notebook's folder)."""
+    (question,) = quizzes.questions(nb, folder)
+    return quizzes.quiz_cell_index(nb), question, quizzes.shuffled(nb)
 
 
 def sentence_above(nb, index: int) -> str:
@@ -150,8 +145,8 @@ def quiz_problems(nb, quiz=None) -> list[str]:
     return problems
 
 
-def right_positions(notebooks) -> list[int]:
-    return [next(i for i, a in enumerate(quiz_of(nb)[1]["answers"]) if a["correct"]) for nb in notebooks]
+def right_positions(quizzes_found) -> list[int]:
+    return [next(i for i, a in enumerate(q[1]["answers"]) if a["correct"]) for q in quizzes_found]
 
 
 NOTEBOOKS = {p.stem: nbformat.read(p, as_version=4) for p in SCENARIOS}
@@ -164,15 +159,16 @@ def test_the_quiz_does_not_give_its_answer_away(name):
 
 
 def test_the_right_answer_moves_between_quizzes():
-    check_positions(NOTEBOOKS.values())
+    check_positions([quiz_of(nb) for nb in NOTEBOOKS.values()])
 
 
-def check_positions(notebooks):
-    notebooks = list(notebooks)
-    positions = right_positions(notebooks)
+def check_positions(quizzes_found):
+    """``quizzes_found``: what ``quiz_of`` returns, for each notebook."""
+    quizzes_found = list(quizzes_found)
+    positions = right_positions(quizzes_found)
     assert len(set(positions)) > 1, f"every quiz has its right answer at position {positions[0] + 1}"
     longest = [max(range(len(a)), key=lambda i: len(visible(a[i]["answer"])))
-               for a in (quiz_of(nb)[1]["answers"] for nb in notebooks)]
+               for a in (q[1]["answers"] for q in quizzes_found)]
     same = sum(p == l for p, l in zip(positions, longest))
     assert same <= len(positions) // 2, f"the right answer is the longest in {same} of {len(positions)} quizzes"
 
@@ -214,17 +210,48 @@ def test_the_quiz_checks_catch_a_quiz_that_gives_itself_away():
 
 
 def test_the_position_check_catches_quizzes_that_all_put_the_answer_first():
-    notebooks = [copy_with_right_answer_first(nb) for nb in NOTEBOOKS.values()]
+    altered = [right_answer_first(quiz_of(nb)) for nb in NOTEBOOKS.values()]
     with pytest.raises(AssertionError, match="every quiz has its right answer at position 1"):
-        check_positions(notebooks)
+        check_positions(altered)
 
 
-def copy_with_right_answer_first(nb):
-    """A copy of the notebook whose quiz lists its right answer first (as every quiz once did)."""
+def right_answer_first(quiz):
+    """A copy of a quiz (as ``quiz_of`` returns it) that lists its right answer first (as every quiz
+    once did)."""
     import copy
 
-    nb = copy.deepcopy(nb)
-    index, question, _ = quiz_of(nb)
+    index, question, shuffle = copy.deepcopy(quiz)
     question["answers"].sort(key=lambda a: not a["correct"])
-    nb.cells[index].source = f"display_quiz([{question!r}], shuffle_answers=False)"
-    return nb
+    return index, question, shuffle
+
+
+# The promise at the top of each scenario ("**You will see** ...") must not answer the quiz below it:
+# it says what the page shows, not what the failing call does.
+PROMISE = re.compile(r"\*\*You will see\*\*(.*?)(?:\*Time to read|\Z)", re.S)
+PROMISE_GIVES_AWAY = re.compile(r"\b(raises?|raised|fails|failed|refuses|no error|the real error|"
+                                r"the error (?:on|when|in)|runs but|never fail)\b", re.I)
+
+
+def promise_problems(nb) -> list[str]:
+    found = PROMISE.search(nb.cells[0].source)
+    if not found:
+        return ["no '**You will see**' promise in the first cell"]
+    promise = " ".join(found.group(1).split())
+    return [f"the promise gives the outcome away ({m.group(0)!r}): {promise[:120]!r}"
+            for m in PROMISE_GIVES_AWAY.finditer(promise)]
+
+
+@pytest.mark.parametrize("name", sorted(NOTEBOOKS))
+def test_the_promise_does_not_answer_the_quiz(name):
+    problems = promise_problems(NOTEBOOKS[name])
+    assert not problems, f"{name}: " + "; ".join(problems)
+
+
+def test_the_promise_check_catches_what_05_and_12_once_said():
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(
+        "# RNN\n\n**The situation:** a chunked sequence. **You will see** the error on the second batch, "
+        "the graph. *Time to read: 12 minutes.*")])
+    assert promise_problems(nb) == [
+        "the promise gives the outcome away ('the error on'): 'the error on the second batch, the graph.'"]
+    nb.cells[0].source = "**You will see** the real error, the shared part of the graph."
+    assert len(promise_problems(nb)) == 1

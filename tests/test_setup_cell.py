@@ -75,9 +75,15 @@ def colab_base(repository: str) -> str:
     return "https://colab.research.google.com/github/" + repository.split("github.com/", 1)[1].rstrip("/") + "/"
 
 
+def binder_base(repository: str) -> str:
+    """Binder's address for the repository (``.../v2/gh/<owner>/<name>/``)."""
+    return "https://mybinder.org/v2/gh/" + repository.split("github.com/", 1)[1].rstrip("/") + "/"
+
+
 def test_every_copy_of_the_address_agrees_with_pyproject():
-    # The student copies' "open in Colab" links are derived from the repository address too.
-    bases = tuple(URLS.values()) + (colab_base(REPOSITORY),)
+    # The student copies' "open in Colab" and "open in Binder" links are derived from the
+    # repository address too.
+    bases = tuple(URLS.values()) + (colab_base(REPOSITORY), binder_base(REPOSITORY))
     wrong = sorted({f"{path.relative_to(ROOT)}: {url}"
                     for path in _project_text_files()
                     for url in URL.findall(path.read_text(errors="replace"))

@@ -879,10 +879,12 @@ def test_student_copies_are_linked_from_every_scenario_page_and_the_workshop_gui
             assert SOLUTION_TAG not in tags and tags.count(SELF_CHECK_TAG) == 1, url
         else:
             with zipfile.ZipFile(io.BytesIO(body)) as z:
-                # every student copy, and the script notebook 21 runs beside them
+                # every student copy, and beside them the quizzes' questions and the script
+                # notebook 21 runs
                 notebooks = [Path(n).name for n in z.namelist() if n.endswith(".ipynb")]
                 assert sorted(notebooks) == sorted(names), url
-                assert [n for n in z.namelist() if not n.endswith(".ipynb")] == ["student/scripts/train_rnn.py"]
+                assert [n for n in z.namelist() if not n.endswith(".ipynb")] == sorted(
+                    [f"student/quizzes/{Path(n).stem}.json" for n in names] + ["student/scripts/train_rnn.py"])
     assert {Path(urlsplit(u).path).name for u in bodies} == {*names, ARCHIVE}
 
 

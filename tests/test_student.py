@@ -25,9 +25,10 @@ import zipfile
 import nbformat
 import pytest
 
+import quizzes
 from nbtools import NOTEBOOKS, ROOT, notebook_paths
-from student import (ARCHIVE, EXERCISE_HEADING, LINKS_TAG, SELF_CHECK_TAG, SOLUTION_TAG, colab_url,
-                     links_markdown, main, student_copy, write_archive, write_student_copies)
+from student import (ARCHIVE, EXERCISE_HEADING, LINKS_TAG, SELF_CHECK_TAG, SOLUTION_TAG, binder_url,
+                     colab_url, links_markdown, main, student_copy, write_archive, write_student_copies)
 
 SCENARIOS = [p for p in notebook_paths() if p.parent == NOTEBOOKS]
 # Tags with which nbval would not run a cell, or would accept an error or any output from it.
@@ -237,7 +238,8 @@ def test_archive_holds_every_copy_in_one_folder(copies, tmp_path):
         names = z.namelist()
         assert names[:len(copies)] == [f"student/{p.name}" for p in copies]
         # and the files the notebooks run, so that an unpacked copy of notebook 21 runs
-        assert names[len(copies):] == ["student/scripts/train_rnn.py"]
+        assert names[len(copies):] == sorted(
+            [f"student/quizzes/{p.stem}.json" for p in copies] + ["student/scripts/train_rnn.py"])
         nbformat.reads(z.read(f"student/{copies[0].name}").decode(), as_version=4)
 
 
@@ -251,6 +253,7 @@ def test_every_exercise_links_its_student_copy_from_the_one_repository_address()
     pyproject.toml's [project.urls] (so they cannot drift from it)."""
     workshop = (ROOT / "chapters" / "workshop.md").read_text()
     assert f'href="../student/{ARCHIVE}"' in workshop
+    assert f'href="{binder_url()}"' in workshop, "the workshop guide does not open the copies in Binder"
     for path in SCENARIOS:
         nb = nbformat.read(path, as_version=4)
         links = [i for i, c in enumerate(nb.cells) if LINKS_TAG in tags(c)]
@@ -266,17 +269,75 @@ def test_every_scenario_has_one_quiz_before_its_failure(path):
     """One predict-then-run quiz, right before the first cell tagged to raise (where nothing raises:
     before the cell that shows the outcome), whose feedback names the section that proves it."""
     nb = nbformat.read(path, as_version=4)
-    quizzes = [i for i, c in enumerate(nb.cells) if "quiz" in tags(c)]
-    assert len(quizzes) == 1, f"{path.name}: {len(quizzes)} quiz cells"
-    quiz = nb.cells[quizzes[0]]
+    found = [i for i, c in enumerate(nb.cells) if "quiz" in tags(c)]
+    assert len(found) == 1, f"{path.name}: {len(found)} quiz cells"
+    quiz = nb.cells[found[0]]
     assert "display_quiz(" in quiz.source and {"remove-input", "nbval-ignore-output"} <= tags(quiz)
-    following = next(c for c in nb.cells[quizzes[0] + 1:] if c.cell_type == "code")
+    following = next(c for c in nb.cells[found[0] + 1:] if c.cell_type == "code")
     raising = [c for c in nb.cells if "raises-exception" in tags(c)]
     assert following is (raising[0] if raising else following), f"{path.name}: the quiz is not before the failure"
     assert quiz.outputs, f"{path.name}: the quiz cell has no stored output"
-    assert quiz.source.count('"correct": True') == 1, path.name
-    assert re.search(r'href="#[a-z][a-z0-9-]*"', quiz.source), f"{path.name}: no link to the proof"
+    (question,) = quizzes.questions(nb, path.parent)
+    assert [a["correct"] for a in question["answers"]].count(True) == 1, path.name
+    assert all(re.search(r'href="#[a-z][a-z0-9-]*"', a["feedback"]) for a in question["answers"]), (
+        f"{path.name}: a feedback without a link to the proof")
+
+
+@pytest.mark.parametrize("path", SCENARIOS, ids=[p.name for p in SCENARIOS])
+def test_no_cell_spells_out_the_quiz_answer(path):
+    """The quiz's questions are in its file (scripts/quizzes.py), not in a cell: no cell of the book's
+    notebook or of its student copy names an option or says which one is right, and the quiz cell's
+    source is hidden on the site, in JupyterLab and in Colab. Its stored output (what the site
+    shows) holds the file's questions, in the script that draws the quiz."""
+    nb = nbformat.read(path, as_version=4)
+    (question,) = quizzes.questions(nb, path.parent)
+    text = quizzes.quiz_path(path).read_text()
+    for book_or_copy in (nb, student_copy(nb)):
+        for cell in book_or_copy.cells:
+            assert '"correct"' not in cell.source and "correct=" not in cell.source, path.name
+            for answer in question["answers"]:
+                assert answer["answer"] not in cell.source, f"{path.name}: a cell shows an option"
+    quiz = nb.cells[quizzes.quiz_cell_index(nb)]
+    assert quiz.source == quizzes.cell_source(path), f"{path.name}: run scripts/quizzes.py"
+    assert quiz.metadata["jupyter"]["source_hidden"] and quiz.metadata["cellView"] == "form"
+    scripts = [o.data["application/javascript"] for o in quiz.outputs if "application/javascript" in o.get("data", {})]
+    assert len(scripts) == 1 and text.rstrip() in scripts[0], f"{path.name}: refresh its stored quiz"
+
+
+def test_the_quiz_cells_are_written_from_their_one_template():
+    assert quizzes.main(["--check"]) == 0
 
 
 def test_make_student_writes_into_the_gitignored_folder():
     assert "student/" in (ROOT / ".gitignore").read_text().split()
+
+
+LOCAL_LABEL = re.compile(r"^\(([\w-]+)\)=", re.MULTILINE)
+ROLE = re.compile(r"\{(ref|doc|term)\}`([^`]*)`")
+
+
+def test_copies_reference_other_pages_by_links_that_work_outside_the_book(copies, tmp_path):
+    """jupyterlab-myst resolves a {ref} only to a label of the same notebook and shows a {doc} as a
+    file name: in the copies (student and instructor's), each reference to another page is a link
+    with the title the site shows, to the sibling copy or to the published page."""
+    instructor = write_student_copies(SCENARIOS, tmp_path / "solutions", solutions=True)
+    linked = 0
+    for copy in copies + instructor:
+        markdown = "\n".join(c.source for c in nbformat.read(copy, as_version=4).cells if c.cell_type == "markdown")
+        local = set(LOCAL_LABEL.findall(markdown))
+        for role, body in ROLE.findall(markdown):
+            target = re.search(r"<([^>]+)>$", body)
+            assert role == "ref" and (target.group(1) if target else body) in local, (
+                f"{copy.parent.name}/{copy.name}: {{{role}}}`{body}` left for JupyterLab")
+        for target in re.findall(r"\]\((\d\d_\w+\.ipynb)\)", markdown):
+            assert (copy.parent / target).is_file(), f"{copy.name} links {target}, which is not beside it"
+            linked += 1
+        assert "](https://through-the-graph.github.io/" in markdown or "{doc}" not in markdown
+    assert linked > 50  # the scenario pages link each other often ({doc} in the book)
+    book = nbformat.read(SCENARIOS[9], as_version=4)
+    theirs = nbformat.read(instructor[9], as_version=4)
+    assert [c.outputs for c in theirs.cells if c.cell_type == "code"] == [
+        c.outputs for c in book.cells if c.cell_type == "code"], "the instructor's copy keeps the outputs"
+    assert sum(SOLUTION_TAG in tags(c) for c in theirs.cells) == sum(SOLUTION_TAG in tags(c) for c in book.cells) > 0
+    assert "[When the version check does not protect you](" in "\n".join(c.source for c in theirs.cells)
+

@@ -27,12 +27,16 @@ Quiz feedback is held to the same rule: every answer's feedback in a notebook's 
 from __future__ import annotations
 
 import ast
+import json
 import re
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
 import pytest
+
+import quizzes
 
 ROOT = Path(__file__).resolve().parent.parent
 SUMMARY_PAGES = [
@@ -333,21 +337,14 @@ class Feedback:
 
 
 def quiz_feedbacks(path: Path, page: str | None = None) -> list[Feedback]:
-    """The feedback of every answer of the notebook's quiz cells (the ``display_quiz([...])`` list,
-    read with the Python parser, not executed)."""
+    """The feedback of every answer of the notebook's quiz (read from the quiz file its quiz cell
+    names, scripts/quizzes.py)."""
     page = page or str(path.relative_to(ROOT))
-    found = []
-    for cell in nbformat.read(path, as_version=4).cells:
-        if cell.cell_type != "code" or "quiz" not in cell.metadata.get("tags", []):
-            continue
-        tree = ast.parse("\n".join(l for l in cell.source.splitlines() if not l.lstrip().startswith("%")))
-        calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)
-                 and getattr(n.func, "id", getattr(n.func, "attr", "")) == "display_quiz"]
-        for call in calls:
-            for question in ast.literal_eval(call.args[0]):
-                for answer in question.get("answers", []):
-                    found.append(Feedback(page, answer.get("answer", ""), answer.get("feedback", "")))
-    return found
+    nb = nbformat.read(path, as_version=4)
+    if not any(quizzes.TAG in c.metadata.get("tags", []) for c in nb.cells):
+        return []
+    return [Feedback(page, answer.get("answer", ""), answer.get("feedback", ""))
+            for question in quizzes.questions(nb, path.parent) for answer in question.get("answers", [])]
 
 
 def anchor_of(label: str) -> str:
@@ -434,15 +431,16 @@ def test_the_quiz_check_catches_a_feedback_without_proof(tmp_path):
     a section that proves nothing, a third to a label that does not exist. Each is caught."""
     source = ROOT / "notebooks" / "06_accumulating_loss.ipynb"
     page = str(source.relative_to(ROOT))
-    nb = nbformat.read(source, as_version=4)
-    quiz = next(c for c in nb.cells if "quiz" in c.metadata.get("tags", []))
-    links = QUIZ_LINK.findall(quiz.source)
-    assert links, "the notebook's quiz links its proof"
-    broken = QUIZ_LINK.sub('href="https://example.org/"', quiz.source, count=1)
-    broken = broken.replace(f'href="#{links[1]}"', 'href="#no-such-section-here"', 1)
-    quiz.source = broken
+    (question,) = json.loads(quizzes.quiz_path(source).read_text())
+    first, second = (a["feedback"] for a in question["answers"][:2])
+    links = QUIZ_LINK.findall(second)
+    assert QUIZ_LINK.findall(first) and links, "the notebook's quiz links its proof"
+    question["answers"][0]["feedback"] = QUIZ_LINK.sub('href="https://example.org/"', first)
+    question["answers"][1]["feedback"] = second.replace(f'href="#{links[0]}"', 'href="#no-such-section-here"', 1)
     copy = tmp_path / source.name
-    nbformat.write(nb, copy)
+    shutil.copy(source, copy)
+    quizzes.quiz_path(copy).parent.mkdir()
+    quizzes.quiz_path(copy).write_text(quizzes.file_text([question]))
     problems = [feedback_problems(f, SECTIONS) for f in quiz_feedbacks(copy, page)]
     assert any("no link" in p for ps in problems for p in ps)
     assert any("no label" in p for ps in problems for p in ps)
