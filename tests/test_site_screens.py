@@ -270,16 +270,24 @@ def test_search_puts_the_page_that_the_query_names_first_and_downloads_no_page(s
 # ---------------------------------------------------------------------------------------------
 # The entrances, from the built files and the browser.
 
-def test_the_site_root_index_has_the_landing_page_title_and_description(site):
-    from page_meta import load_pages
+def test_the_site_root_index_has_its_own_title_and_description_and_leads_to_the_landing_page(site):
+    """The site's address, as people share it: a title and a description of its own (its entry
+    in pages.yml, not the landing page's, which would make two pages with one description), its
+    own address as canonical, and the redirect to the landing page."""
+    from html import unescape
+
+    from page_meta import SITE_ROOT, load_pages
+    from test_site import PUBLISHED
 
     html = (site / "index.html").read_text()
-    entry = load_pages()["intro"]
+    entries = load_pages()
     assert 'http-equiv="Refresh" content="0; url=intro.html"' in html, html[:500]
     description = re.search(r'<meta name="description" content="([^"]*)"', html)
     assert description, "index.html has no description"
-    assert description.group(1).replace("&#x27;", "'") == entry["description"], description.group(1)
-    assert "<title>" in html and 'rel="canonical"' in html, html[:500]
+    assert unescape(description.group(1)) == entries[SITE_ROOT]["description"], description.group(1)
+    assert entries[SITE_ROOT]["description"] != entries["intro"]["description"]
+    assert f"<title>{entries[SITE_ROOT]['title']}</title>" in unescape(html), html[:500]
+    assert f'<link rel="canonical" href="{PUBLISHED}" />' in html, html[:500]
 
 
 async def _not_found_from_root(executable: str, base: str) -> tuple[dict, list[str]]:
