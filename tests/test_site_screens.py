@@ -426,7 +426,15 @@ async def _viewer(page, link, how: str) -> dict:
     # A whole graph behind a toggle (beside its focused drawing): the reader opens the toggle first.
     await link.evaluate("a => { for (let d = a.closest('details'); d; d = d.parentElement.closest('details')) d.open = true; }")
     await link.click()
-    await page.wait_for_selector("dialog.drawing-viewer[data-ready]")
+    try:   # the viewer, or another page (the link followed: the bare SVG file)
+        await page.wait_for_function("(address) => location.href !== address || "
+                                     "!!document.querySelector('dialog.drawing-viewer[data-ready]')", arg=address)
+    except Exception:  # noqa: BLE001 - the page navigated away while the function ran: checked below
+        pass
+    if page.url != address:
+        led_to = page.url
+        await page.go_back()
+        return {"open": False, "ledTo": led_to}
     opened = await page.evaluate(VIEWER_JS)
     width = opened.get("width", 0)
     await page.click("dialog.drawing-viewer button[aria-label='Zoom in']")
@@ -472,9 +480,10 @@ async def _frame(executable: str, base: str, drawing_pages: list[str]) -> dict:
                 # Every drawing on a phone in light; the drawings of one page otherwise.
                 for path in (drawing_pages if (size, scheme) == ("phone", "light") else drawing_pages[:1]):
                     page = await _open_page(context, base, path, scheme)
-                    links = await page.query_selector_all("a.open-full")
+                    links = page.locator("a.open-full")
                     found["viewer"][(size, scheme, path)] = [
-                        await _viewer(page, link, ("Close", "Escape", "Back")[i % 3]) for i, link in enumerate(links)]
+                        await _viewer(page, links.nth(i), ("Close", "Escape", "Back")[i % 3])
+                        for i in range(await links.count())]
                     await page.close()
             await context.close()
         await browser.close()
@@ -520,7 +529,7 @@ def test_a_drawing_opens_in_a_viewer_that_fits_reads_zooms_and_closes(frame):
             opened += 1
             where = f"{path} ({size}, {scheme}), drawing {i + 1}"
             if not v["open"]:
-                problems.append(f"{where}: no viewer opened")
+                problems.append(f"{where}: no viewer opened (the link led to {v.get('ledTo')})")
                 continue
             if v["left"] < 0 or v["right"] > v["screen"] + 1 or v["pageWidth"] > v["screen"] + 1 or v["zoomedOut"]:
                 problems.append(f"{where}: the viewer does not fit the screen ({v['left']:.0f}..{v['right']:.0f} "
