@@ -568,3 +568,45 @@ def test_the_magnifier_leaves_the_query_readable(frame):
     for key, fields in sorted(frame["magnifier"].items()):
         assert len(fields) >= 2, (key, fields)
         assert [f for f in fields if f["overlaps"]] == [], (key, fields)
+
+
+# ---------------------------------------------------------------------------------------------
+# The landing page's first paint waits for no file: how much sooner it paints than before is
+# measured by `make bench` (scripts/first_paint.py, which says why that is not a timed test).
+
+def test_the_landing_page_head_blocks_its_first_paint_on_no_file(site):
+    """In the landing page's <head>: no stylesheet link outside <noscript> (they are attached by a
+    script after the first frame, behind inline critical rules), and every external script deferred
+    or async: 13 blocking stylesheets and 9 synchronous scripts before."""
+    from html.parser import HTMLParser
+
+    class Head(HTMLParser):
+        def __init__(self):
+            super().__init__()
+            self.depth_noscript, self.in_head, self.blocking, self.critical = 0, True, [], False
+
+        def handle_starttag(self, tag, attrs):
+            attrs = dict(attrs)
+            if tag == "body":
+                self.in_head = False
+            if not self.in_head:
+                return
+            if tag == "noscript":
+                self.depth_noscript += 1
+            elif tag == "style" and "data-critical-css" in attrs:
+                self.critical = True
+            elif self.depth_noscript:
+                return
+            elif tag == "link" and attrs.get("rel") == "stylesheet":
+                self.blocking.append(f"stylesheet {attrs.get('href')}")
+            elif tag == "script" and attrs.get("src") and "defer" not in attrs and "async" not in attrs:
+                self.blocking.append(f"script {attrs['src']}")
+
+        def handle_endtag(self, tag):
+            if tag == "noscript" and self.depth_noscript:
+                self.depth_noscript -= 1
+
+    head = Head()
+    head.feed((site / LANDING).read_text())
+    assert head.blocking == [], "the landing page's first paint waits for:\n" + "\n".join(head.blocking)
+    assert head.critical, "no critical rules inline for the first screen"
