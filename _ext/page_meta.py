@@ -38,6 +38,7 @@ HERE = Path(__file__).resolve().parent
 DATA = HERE / "pages.yml"
 LIMIT = 160
 GENERATED = {"search", "genindex", "py-modindex"}  # Sphinx's pages with no source of their own
+SITE_ROOT = "index"   # the site root's index.html, written by site_entrances.py: an entry, no source
 CARD = "_static/card.png"
 CARD_SIZE = (1200, 630)  # pixels: the size link previews show large
 
@@ -95,7 +96,8 @@ def _configure(app: Sphinx, config) -> None:
 
 
 def _check(app: Sphinx, env) -> None:
-    """Every page has an entry; each description fits and is unique; each proof label exists."""
+    """Every page has an entry (the site root too); each description fits and is unique; each
+    proof label exists."""
     pages: dict[str, dict] = app.config.page_meta_pages
     labels = env.domaindata["std"]["labels"]
     missing = sorted(set(env.found_docs) - set(pages) - {app.config.notfound_pagename})
@@ -113,11 +115,11 @@ def _check(app: Sphinx, env) -> None:
         if description in seen:
             logger.warning("%s: %s has the same description as %s", DATA.name, docname, seen[description])
         seen[description] = docname
-        for label in entry["proof"] if docname in env.found_docs else []:
+        for label in entry["proof"] if docname in env.found_docs or docname == SITE_ROOT else []:
             if label not in labels:
                 logger.warning("%s: the proof of %s names %r, which no section defines",
                                DATA.name, docname, label)
-    waiting = sorted(set(pages) - set(env.found_docs))
+    waiting = sorted(set(pages) - set(env.found_docs) - {SITE_ROOT})
     if waiting:
         logger.info("%s: entries for pages not in the book (yet): %s", DATA.name, ", ".join(waiting))
 

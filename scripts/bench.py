@@ -10,7 +10,9 @@ median of ``BENCH_REPEATS`` runs (default 3): a 2-core machine is noisy. Measure
 * ``make book`` from nothing (after set-up) and with nothing changed; ``make test`` and each of its
   stages alone (``make test`` runs them in two lanes at once, so it takes less than their sum);
 * how the built site reads, in Chromium (``scripts/drawing_sizes.py``): the drawings' smallest
-  text on a laptop and on a phone, opened on a phone, and where the fix box sits.
+  text on a laptop and on a phone, opened on a phone, and where the fix box sits;
+* the landing page's first paint against a bare page's on the same server, medians of loads taken
+  in turns (``scripts/first_paint.py``, which says why this is a benchmark and not a test).
 
 These are benchmarks, not timed tests: a slow machine makes a target show "no" here, never a test fail.
 ``python scripts/bench.py --reading`` measures only how the built site reads (run ``make book``
@@ -39,6 +41,7 @@ from torch import nn
 
 import autograd_lens as al
 from drawing_sizes import site_figures, summarize
+from first_paint import first_paint
 from nbtools import ROOT, notebook_paths
 from setup_cell import setup_source
 
@@ -56,6 +59,7 @@ TARGETS = {
     # whether each node reaches it: 2.9 when each node is decided once, 196 when each asked anew.
     "diagnose_stale_vs_backward": ("`diagnose` on the same graph half freed / backward", 5.0),
     "diagnose_vs_training_step": ("`diagnose` / one transformer-encoder training step", 0.05),
+    "first_paint_vs_bare": ("landing page's first paint / a bare page's, medians, the slower of laptop and phone", 2.0),
 }
 
 
@@ -274,7 +278,9 @@ def main() -> int:
               "versions": versions(), "notebooks_floor_s": floor, "notebooks": notebooks,
               "make": make_times(), "library": library}
     report["reading"] = reading()   # the site make_times() just built
+    report["first_paint"] = first_paint(ROOT / "_build" / "html")
     figures = {**library, **report["make"],
+               "first_paint_vs_bare": max(f["ratio"] for f in (report["first_paint"] or {"-": {"ratio": float("nan")}}).values()),
                "notebook_alone_max_s": max(n["alone_s"] for n in notebooks.values()),
                "notebook_vs_floor_max": max(n["vs_floor"] for n in notebooks.values()),
                "cell_max_s": max(n["slowest_cell_s"] for n in notebooks.values())}

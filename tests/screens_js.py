@@ -79,8 +79,14 @@ PHONE_JS = """
   // that move with the content (local), so a shadow shows on each side where something is hidden.
   const cued = style => /gradient/.test(style.backgroundImage) && /local/.test(style.backgroundAttachment)
                         && /scroll/.test(style.backgroundAttachment);
+  // What sits inside a box that scrolls with the cue (a code block) is reached by scrolling it.
+  const scrollers = Array.from(article.querySelectorAll("pre, .math")).filter(el => {
+    const style = getComputedStyle(el);
+    return ["auto", "scroll"].includes(style.overflowX) && cued(style);
+  });
   for (const el of article.querySelectorAll("*")) {
     if (el.closest("table, mjx-container, math, svg")) continue;
+    if (scrollers.some(box => box !== el && box.contains(el))) continue;
     const r = el.getBoundingClientRect();
     if (r.width === 0 || r.height === 0) continue;
     const style = getComputedStyle(el);
@@ -148,6 +154,16 @@ RESULTS_JS = """
 () => Array.from(document.querySelectorAll("#search-results ul.search li > a")).map(a => a.href)
 """
 
+# Each result's snippet: the text under its link (empty when there is none).
+SNIPPETS_JS = """
+() => Array.from(document.querySelectorAll("#search-results ul.search > li")).map(li => {
+  const link = li.querySelector(":scope > a"), snippet = li.querySelector(":scope > p.context");
+  return {href: link ? link.href : null,
+          snippet: snippet ? snippet.textContent.trim() : "",
+          under: !!(link && snippet) && snippet.getBoundingClientRect().top >= link.getBoundingClientRect().bottom - 1};
+})
+"""
+
 NOT_FOUND_JS = """
 () => ({
   title: document.title,
@@ -155,4 +171,122 @@ NOT_FOUND_JS = """
   themed: getComputedStyle(document.body).fontFamily,
   links: Array.from(document.querySelectorAll("article a[href], main a[href]")).map(a => a.href),
 })
+"""
+
+
+# ---------------------------------------------------------------------------------------------
+# The page's frame and its tools, for a keyboard and on a phone (issue 41's site half).
+
+# The element that has the keyboard's focus, and whether it shows a ring: an outline of 2 px or
+# more, or a box-shadow with no offset or blur and a spread of 2 px or more, in a colour at least
+# half opaque. null when the focus is on the page itself (the end of the Tab order).
+FOCUS_RING_JS = r"""
+() => {
+  const el = document.activeElement;
+  if (!el || el === document.body || el === document.documentElement) return null;
+  const s = getComputedStyle(el), r = el.getBoundingClientRect();
+  const alpha = c => { const m = /rgba?\(([^)]*)\)/.exec(c || ""); if (!m) return 0;
+                       const p = m[1].split(/[\s,\/]+/).filter(Boolean); return p.length > 3 ? parseFloat(p[3]) : 1; };
+  const outline = s.outlineStyle !== "none" && parseFloat(s.outlineWidth) >= 2 && alpha(s.outlineColor) >= 0.5;
+  const shadow = (s.boxShadow === "none" ? [] : s.boxShadow.split(/,(?![^(]*\))/)).some(one => {
+    if (/inset/.test(one)) return false;
+    const colour = (/rgba?\([^)]*\)/.exec(one) || [""])[0];
+    const px = one.replace(colour, "").trim().split(/\s+/).map(parseFloat);
+    return px.length >= 4 && px[0] === 0 && px[1] === 0 && px[2] === 0 && px[3] >= 2 && alpha(colour) >= 0.5;
+  });
+  const label = (el.getAttribute("aria-label") || el.getAttribute("title") || el.textContent || "").trim();
+  return {name: el.tagName.toLowerCase() + (el.className && typeof el.className === "string"
+                ? "." + el.className.trim().split(/\s+/).slice(0, 3).join(".") : "") + " " + JSON.stringify(label.slice(0, 40)),
+          ring: outline || shadow, shown: r.width >= 2 && r.height >= 2,
+          toolbar: !!el.closest(".bd-header-article, .bd-header, .bd-sidebar-primary, .bd-sidebar-secondary, .dropdown-menu"),
+          quiz: !!el.closest(".MultipleChoiceQn")};
+}
+"""
+
+# The drawing viewer, open: its size against the screen's, the drawing's smallest label as shown
+# (from the SVG's viewBox, font sizes and Graphviz's inner scale, and the picture's width on the
+# screen), and its close control.
+VIEWER_JS = r"""
+async () => {
+  const dialog = document.querySelector("dialog.drawing-viewer");
+  if (!dialog || !dialog.open) return {open: false};
+  const img = dialog.querySelector("img"), pane = img.parentElement;
+  const svg = new DOMParser().parseFromString(await (await fetch(img.src)).text(), "image/svg+xml").documentElement;
+  const box = (svg.getAttribute("viewBox") || "").split(/[\s,]+/).map(Number);
+  const sizes = Array.from(svg.querySelectorAll("text")).map(t => parseFloat(t.getAttribute("font-size") || "14"));
+  const group = svg.querySelector("g.graph");
+  const scale = group && /scale\(([\d.]+)/.exec(group.getAttribute("transform") || "");
+  const shown = img.getBoundingClientRect(), d = dialog.getBoundingClientRect();
+  const close = Array.from(dialog.querySelectorAll("button")).find(b => /close/i.test(b.getAttribute("aria-label") || ""));
+  const c = close ? close.getBoundingClientRect() : null;
+  return {open: true, px: sizes.length && box[2] ? Math.min(...sizes) * (scale ? parseFloat(scale[1]) : 1) * shown.width / box[2] : null,
+          width: shown.width, left: d.left, right: d.right, screen: window.innerWidth,
+          zoomedOut: window.visualViewport ? window.visualViewport.scale < 0.99 : false,
+          pageWidth: document.documentElement.scrollWidth, pans: pane.scrollWidth > pane.clientWidth + 1,
+          fits: shown.width <= pane.clientWidth + 1,
+          close: !!c && c.width > 0 && c.left >= 0 && c.right <= window.innerWidth && c.top >= 0,
+          zoomButtons: dialog.querySelectorAll("button[aria-label^='Zoom']").length,
+          paper: getComputedStyle(pane).backgroundColor};
+}
+"""
+
+# Code blocks on a phone: each keeps its lines (as many lines on the screen as in its text), and a
+# block wider than the column scrolls with the cue (the formulas' shadows, their covers in the
+# block's own colour, so that they show in either colour scheme).
+CODE_LINES_JS = r"""
+() => {
+  const problems = [];
+  const cued = s => /gradient/.test(s.backgroundImage) && /local/.test(s.backgroundAttachment)
+                    && /scroll/.test(s.backgroundAttachment);
+  for (const pre of document.querySelectorAll("article div.highlight pre")) {
+    if (pre.closest(".short-traceback, .landing-error, .landing-install, details:not([open])")) continue;
+    const s = getComputedStyle(pre), r = pre.getBoundingClientRect();
+    if (r.width === 0) continue;
+    const lines = pre.textContent.replace(/\n$/, "").split("\n").length;
+    const height = pre.clientHeight - parseFloat(s.paddingTop) - parseFloat(s.paddingBottom);
+    const shown = Math.round(height / parseFloat(s.lineHeight));
+    const block = pre.closest("div[class*='highlight-']");
+    const what = (block ? block.className.split(" ")[0] : "pre") + ": " + JSON.stringify(pre.textContent.trim().slice(0, 50));
+    if (shown > lines) problems.push("wrapped, " + lines + " lines shown on " + shown + ": " + what);
+    if (pre.scrollWidth > pre.clientWidth + 1) {
+      if (!cued(s)) problems.push("scrolls sideways without the cue: " + what);
+      else if (!s.backgroundImage.includes(s.backgroundColor)) problems.push("the cue's covers are not the block's colour: " + what);
+    }
+  }
+  return problems;
+}
+"""
+
+# The decision guide's drawing: where its start box is among the others, and the sentence that
+# tells the reader where to start.
+DECISION_START_JS = r"""
+() => {
+  const object = document.querySelector("div.graphviz object");
+  const svg = object && object.contentDocument;
+  if (!svg) return {error: "no drawing"};
+  const nodes = Array.from(svg.querySelectorAll("g.node")).map(g => ({
+    name: g.querySelector("title").textContent, box: g.getBoundingClientRect()}));
+  const start = nodes.find(n => n.name === "start");
+  if (!start) return {error: "no start node"};
+  const others = nodes.filter(n => n !== start).map(n => n.box);
+  const sentence = Array.from(document.querySelectorAll("article p")).map(p => p.textContent.replace(/\s+/g, " "))
+    .find(t => /\bStart at\b/.test(t));
+  return {sentence: sentence || null, nodes: nodes.length,
+          top: start.box.top <= Math.min(...others.map(b => b.top)) + 1,
+          bottom: start.box.bottom >= Math.max(...others.map(b => b.bottom)) - 1,
+          left: start.box.left <= Math.min(...others.map(b => b.left)) + 1,
+          right: start.box.right >= Math.max(...others.map(b => b.right)) - 1};
+}
+"""
+
+# Each visible search field: where its magnifier ends, and where the query's first letter starts.
+MAGNIFIER_JS = r"""
+() => Array.from(document.querySelectorAll("form.bd-search")).map(form => {
+  const input = form.querySelector("input"), icon = form.querySelector(".fa-magnifying-glass, svg, i");
+  if (!input || !icon) return null;
+  const r = input.getBoundingClientRect(), i = icon.getBoundingClientRect(), s = getComputedStyle(input);
+  if (r.width === 0 || i.width === 0) return null;
+  const text = r.left + parseFloat(s.borderLeftWidth) + parseFloat(s.paddingLeft);
+  return {iconRight: i.right, textLeft: text, overlaps: i.right > text && i.left < r.right && i.bottom > r.top && i.top < r.bottom};
+}).filter(Boolean)
 """

@@ -721,11 +721,83 @@ def test_every_page_has_one_description_a_card_and_its_canonical_url(browsed):
     assert "backward through the graph a second time" in meta["intro.html"]["title"], meta["intro.html"]["title"]
 
 
-def test_sitemap_lists_every_page_at_the_published_address(site):
+def _sitemap(site: Path) -> list[str]:
     root = ElementTree.parse(site / "sitemap.xml").getroot()
     namespace = {"s": "http://www.sitemaps.org/schemas/sitemap/0.9"}
-    listed = [loc.text for loc in root.findall("s:url/s:loc", namespace)]
-    assert sorted(listed) == [PUBLISHED + p for p in book_pages()]
+    return [loc.text for loc in root.findall("s:url/s:loc", namespace)]
+
+
+def test_sitemap_lists_every_page_at_the_published_address(site):
+    """The book's pages, and the site's address itself (its root, index.html)."""
+    assert sorted(_sitemap(site)) == sorted([PUBLISHED] + [PUBLISHED + p for p in book_pages()])
+
+
+class _Head(HTMLParser):
+    """What a search engine and a link preview read in a page's <head>: meta tags and canonical links."""
+
+    def __init__(self):
+        super().__init__()
+        self.meta: list[tuple[str, str]] = []
+        self.canonical: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag == "meta" and (attrs.get("name") or attrs.get("property")):
+            self.meta.append((attrs.get("name") or attrs.get("property"), attrs.get("content") or ""))
+        elif tag == "link" and attrs.get("rel") == "canonical":
+            self.canonical.append(attrs.get("href") or "")
+
+
+def _indexable_pages(site: Path) -> dict[str, _Head]:
+    """Every HTML page of the site that a search engine may list (no noindex), the site root's
+    index.html included, with what its head says."""
+    found = {}
+    for path in sorted(site.rglob("*.html")):
+        rel = path.relative_to(site).as_posix()
+        if rel.startswith(("_static/", "_sources/", "_images/", "student/")):
+            continue
+        head = _Head()
+        head.feed(path.read_text(errors="replace"))
+        if not any(name == "robots" and "noindex" in content for name, content in head.meta):
+            found[rel] = head
+    return found
+
+
+def test_every_page_of_the_site_root_included_has_its_own_description_a_card_and_a_sitemap_entry(site):
+    """All the pages a search engine may list, read from the built files (the redirect at the site's
+    root too, which the browser run leaves for the landing page): one description each, used by no
+    other page, an Open Graph and a Twitter card with that description and the book's picture, one
+    canonical address, and that address in the sitemap; the sitemap lists nothing else."""
+    pages_found = _indexable_pages(site)
+    assert sorted(pages_found) == sorted(["index.html", *book_pages()]), sorted(pages_found)
+    problems, owner, canonical = [], {}, []
+    for rel, head in pages_found.items():
+        meta: dict[str, list[str]] = {}
+        for name, content in head.meta:
+            meta.setdefault(name, []).append(content)
+        descriptions = meta.get("description", [])
+        if len(descriptions) != 1 or not 0 < len(descriptions[0]) <= LIMIT:
+            problems.append(f"{rel}: descriptions {descriptions}")
+            continue
+        description = descriptions[0]
+        if description in owner:
+            problems.append(f"{rel}: the same description as {owner[description]}")
+        owner[description] = rel
+        card = {k: meta.get(k, []) for k in ("og:title", "og:description", "og:url", "og:image",
+                                             "og:image:alt", "og:type", "twitter:card")}
+        if card["og:description"] != [description] or len(card["og:title"]) != 1 or not card["og:title"][0]:
+            problems.append(f"{rel}: no card with its title and description: {card}")
+        if card["og:image"] != [PUBLISHED + "_static/card.png"] or not card["og:image:alt"]:
+            problems.append(f"{rel}: the card's picture is {card['og:image']}")
+        if card["twitter:card"] != ["summary_large_image"]:
+            problems.append(f"{rel}: twitter:card {card['twitter:card']}")
+        if len(head.canonical) != 1 or card["og:url"] != head.canonical:
+            problems.append(f"{rel}: canonical {head.canonical}, og:url {card['og:url']}")
+            continue
+        canonical.append(head.canonical[0])
+    assert problems == [], "\n".join(problems)
+    assert len(owner) == len(pages_found) == len(book_pages()) + 1
+    assert sorted(_sitemap(site)) == sorted(canonical), "the sitemap does not list each page's address once"
 
 
 def test_a_wrong_address_gets_the_404_page_which_leads_back_into_the_book(browsed, server):

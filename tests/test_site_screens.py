@@ -26,8 +26,9 @@ from pathlib import Path
 import pytest
 
 from browser import LAUNCH_ARGS, chromium_or_skip
-from screens_js import (AXE_JS, FIRST_SCREEN_JS, NOT_FOUND_JS, PHONE_JS, RESULTS_JS, SEARCH_DONE_JS,
-                        WEIGHT_JS)
+from screens_js import (AXE_JS, CODE_LINES_JS, DECISION_START_JS, FIRST_SCREEN_JS, FOCUS_RING_JS,
+                        MAGNIFIER_JS, NOT_FOUND_JS, PHONE_JS, RESULTS_JS, SEARCH_DONE_JS, SNIPPETS_JS,
+                        VIEWER_JS, WEIGHT_JS)
 from test_site import (ACTION_TIMEOUT_MS, NAVIGATION_TIMEOUT_MS, ROOT, _other_hosts, pages,  # noqa: F401
                        server, site)
 
@@ -71,6 +72,7 @@ class Found:
         self.weight: dict[str, dict] = {}
         self.axe: dict[str, list[dict]] = {}
         self.first_screen: dict[str, dict] = {}
+        self.code: dict[str, list[str]] = {}
         self.errors: list[str] = []
 
 
@@ -101,6 +103,9 @@ async def _check(page, path: str, axe_source: str, found: Found) -> None:
     if path == LANDING:
         found.first_screen["phone"] = await page.evaluate(FIRST_SCREEN_JS, install_line())
     found.phone[path] = await page.evaluate(PHONE_JS)
+    code = [f"light: {p}" for p in await page.evaluate(CODE_LINES_JS)]
+    await page.evaluate("() => { document.documentElement.dataset.theme = 'dark'; }")
+    found.code[path] = code + [f"dark: {p}" for p in await page.evaluate(CODE_LINES_JS)]
 
 
 async def _browse(executable: str, base: str, paths: list[str]) -> Found:
@@ -170,6 +175,15 @@ def test_nothing_is_hidden_on_a_phone(screens):
     assert problems == [], "\n".join(problems)
 
 
+def test_code_and_diffs_keep_their_lines_on_a_phone_and_scroll_with_a_cue(screens):
+    """At 390 px, light and dark, on every page: no code block, diff or output wraps a line (a
+    wrapped diff line loses its + or -, wrapped Python its indentation); one wider than the column
+    scrolls sideways in its box with the formulas' cue, drawn in the block's own colour."""
+    problems = [f"{path}: {p}" for path, found in sorted(screens.code.items()) for p in found]
+    assert problems == [], "\n".join(problems)
+    assert set(screens.code) == set(pages()), "pages not checked"
+
+
 def test_every_page_loads_what_it_uses_within_its_budget(screens):
     """Every page within its budget (every byte it loads, uncompressed); no MathJax (formulas are
     MathML), the search index only on the search page, and no library copied into a page (the
@@ -210,14 +224,18 @@ def test_axe_finds_nothing_critical_or_serious_in_either_colour_scheme(screens):
 # nothing beyond the search page and its index (Sphinx would download each result's page for a
 # snippet).
 
+# The error's own words, and the page that names each in its title or headings.
 SEARCHES = {
+    "inplace": "notebooks/08_retain_step_backward.html",    # the error message's word; the title says "in-place"
+    "in-place": "notebooks/08_retain_step_backward.html",   # its title: "... in-place error or wrong gradient"
+    "retain_graph": "notebooks/08_retain_step_backward.html",
     "detach": "notebooks/10_detach.html",
     "hidden state": "notebooks/05_rnn_hidden_state.html",
-    "retain_graph": "notebooks/08_retain_step_backward.html",
-    "in-place": "notebooks/08_retain_step_backward.html",   # its title: "... in-place error or stale gradient"
-    "GAN": "notebooks/12_gan_discriminator.html",
+    "accumulate": "notebooks/06_accumulating_loss.html",    # its heading: "The accumulating loss"
     "checkpoint": "notebooks/18_checkpoint.html",
     "zero_grad": "notebooks/07_zero_grad.html",
+    "GAN": "notebooks/12_gan_discriminator.html",
+    "DDP": "chapters/debugging.html",                        # its section "Inside a framework (... DDP)"
 }
 
 
@@ -243,7 +261,8 @@ async def _search(executable: str, base: str, queries: list[str]) -> dict[str, d
             results = [url.removeprefix(base + "/").split("#")[0] for url in await page.evaluate(RESULTS_JS)]
             pages_fetched = [u.removeprefix(base + "/") for u in fetched
                              if re.search(r"\.html$|/_sources/", u.split("?")[0]) and "/search.html" not in u]
-            found[query] = {"results": results, "fetched": pages_fetched}
+            found[query] = {"results": results, "fetched": pages_fetched,
+                            "snippets": await page.evaluate(SNIPPETS_JS)}
             await page.close()
         await context.close()
         await browser.close()
@@ -253,6 +272,20 @@ async def _search(executable: str, base: str, queries: list[str]) -> dict[str, d
 @pytest.fixture(scope="module")
 def searched(site, server) -> dict[str, dict]:
     return asyncio.run(_search(chromium_or_skip(), server, list(SEARCHES)))
+
+
+def test_every_search_result_has_a_snippet_under_it(searched):
+    """Each result of each of the error's words shows a snippet (its page's description) under its
+    link, with no page downloaded to make it (the test above checks the downloads)."""
+    problems = []
+    for query in SEARCHES:
+        snippets = searched[query]["snippets"]
+        if not snippets:
+            problems.append(f"{query!r}: no results")
+        for s in snippets:
+            if len(s["snippet"]) < 40 or not s["under"]:
+                problems.append(f"{query!r}: {s['href']}: snippet {s['snippet']!r} (under its link: {s['under']})")
+    assert problems == [], "\n".join(problems)
 
 
 def test_search_puts_the_page_that_the_query_names_first_and_downloads_no_page(searched):
@@ -270,16 +303,24 @@ def test_search_puts_the_page_that_the_query_names_first_and_downloads_no_page(s
 # ---------------------------------------------------------------------------------------------
 # The entrances, from the built files and the browser.
 
-def test_the_site_root_index_has_the_landing_page_title_and_description(site):
-    from page_meta import load_pages
+def test_the_site_root_index_has_its_own_title_and_description_and_leads_to_the_landing_page(site):
+    """The site's address, as people share it: a title and a description of its own (its entry
+    in pages.yml, not the landing page's, which would make two pages with one description), its
+    own address as canonical, and the redirect to the landing page."""
+    from html import unescape
+
+    from page_meta import SITE_ROOT, load_pages
+    from test_site import PUBLISHED
 
     html = (site / "index.html").read_text()
-    entry = load_pages()["intro"]
+    entries = load_pages()
     assert 'http-equiv="Refresh" content="0; url=intro.html"' in html, html[:500]
     description = re.search(r'<meta name="description" content="([^"]*)"', html)
     assert description, "index.html has no description"
-    assert description.group(1).replace("&#x27;", "'") == entry["description"], description.group(1)
-    assert "<title>" in html and 'rel="canonical"' in html, html[:500]
+    assert unescape(description.group(1)) == entries[SITE_ROOT]["description"], description.group(1)
+    assert entries[SITE_ROOT]["description"] != entries["intro"]["description"]
+    assert f"<title>{entries[SITE_ROOT]['title']}</title>" in unescape(html), html[:500]
+    assert f'<link rel="canonical" href="{PUBLISHED}" />' in html, html[:500]
 
 
 async def _not_found_from_root(executable: str, base: str) -> tuple[dict, list[str]]:
@@ -322,3 +363,250 @@ def test_each_scenario_holds_the_exercise_of_its_own_number(site):
         if numbers != [str(int(page.name[:2]))]:
             problems.append(f"{page.name}: Exercise {', '.join(numbers) or 'none'}")
     assert problems == [], "\n".join(problems)
+
+
+# ---------------------------------------------------------------------------------------------
+# For a keyboard, and on a phone: every button of the page shows focus; a drawing opens in a
+# viewer that fits the screen, reads, zooms and closes back to the page; the decision guide's
+# drawing starts where its text says; the magnifier leaves the query readable. Laptop and phone
+# (a phone's browser: a touch screen that honours the page's viewport), light and dark.
+
+FOCUS_PAGES = ["intro.html", "notebooks/01_backward_twice.html"]   # every kind of button the site has
+DRAWING_SIZES = {"laptop": LAPTOP, "phone": PHONE}
+MIN_TEXT_PX = 9
+TAB_LIMIT = 600          # more than any page's Tab stops: the walk ends where the order starts over
+
+
+async def _context(browser, size: str):
+    viewport = DRAWING_SIZES[size]
+    context = await browser.new_context(viewport=viewport, is_mobile=size == "phone",
+                                        has_touch=size == "phone")
+    context.set_default_navigation_timeout(NAVIGATION_TIMEOUT_MS)
+    context.set_default_timeout(ACTION_TIMEOUT_MS)
+    return context
+
+
+async def _open_page(context, base: str, path: str, scheme: str):
+    page = await context.new_page()
+    await page.route(_other_hosts(base), lambda route: route.abort())
+    await page.emulate_media(color_scheme=scheme)
+    await page.goto(f"{base}/{path}", wait_until="load")
+    await page.evaluate(f"() => {{ document.documentElement.dataset.theme = '{scheme}'; }}")
+    await page.add_style_tag(content="*, *::before, *::after { transition: none !important; }")
+    return page
+
+
+async def _tab_through(page) -> list[dict]:
+    """Every element the Tab key reaches, in order, once each, with its ring; then each toolbar
+    menu opened with Enter and its first entry reached with Tab."""
+    seen = []
+    for _ in range(TAB_LIMIT):
+        await page.keyboard.press("Tab")
+        focused = await page.evaluate(FOCUS_RING_JS)
+        if focused is None or (seen and focused["name"] == seen[0]["name"]):
+            break
+        seen.append(focused)
+    menus = await page.query_selector_all(".bd-header-article .dropdown-toggle")
+    for menu in menus:
+        if not await menu.is_visible():
+            continue
+        await menu.focus()
+        await page.keyboard.press("Enter")
+        await page.keyboard.press("Tab")
+        entry = await page.evaluate(FOCUS_RING_JS)
+        if entry:
+            seen.append(dict(entry, name="menu entry " + entry["name"]))
+        await page.keyboard.press("Escape")
+    return seen
+
+
+async def _viewer(page, link, how: str) -> dict:
+    """Opens a drawing by its link, measures the viewer, zooms in and out, and closes it `how`."""
+    address = page.url
+    # A whole graph behind a toggle (beside its focused drawing): the reader opens the toggle first.
+    await link.evaluate("a => { for (let d = a.closest('details'); d; d = d.parentElement.closest('details')) d.open = true; }")
+    await link.click()
+    try:   # the viewer, or another page (the link followed: the bare SVG file)
+        await page.wait_for_function("(address) => location.href !== address || "
+                                     "!!document.querySelector('dialog.drawing-viewer[data-ready]')", arg=address)
+    except Exception:  # noqa: BLE001 - the page navigated away while the function ran: checked below
+        pass
+    if page.url != address:
+        led_to = page.url
+        await page.go_back()
+        return {"open": False, "ledTo": led_to}
+    opened = await page.evaluate(VIEWER_JS)
+    width = opened.get("width", 0)
+    await page.click("dialog.drawing-viewer button[aria-label='Zoom in']")
+    zoomed_in = (await page.evaluate(VIEWER_JS)).get("width", 0)
+    await page.click("dialog.drawing-viewer button[aria-label='Zoom out']")
+    await page.click("dialog.drawing-viewer button[aria-label='Zoom out']")
+    zoomed_out = (await page.evaluate(VIEWER_JS)).get("width", 0)
+    if how == "Close":
+        await page.click("dialog.drawing-viewer button[aria-label='Close the drawing']")
+    elif how == "Escape":
+        await page.keyboard.press("Escape")
+    else:
+        await page.go_back()
+    await page.wait_for_function("() => !document.querySelector('dialog.drawing-viewer').open")
+    back = await page.evaluate("() => ({url: location.href, focus: !!document.activeElement.closest('a.open-full')})")
+    return dict(opened, zoomsIn=zoomed_in > width + 1, zoomsOut=zoomed_out < zoomed_in - 1,
+                closedBy=how, samePage=back["url"] == address, focusBack=back["focus"])
+
+
+async def _frame(executable: str, base: str, drawing_pages: list[str]) -> dict:
+    from playwright.async_api import async_playwright
+
+    found = {"focus": {}, "viewer": {}, "decision": {}, "magnifier": {}}
+    async with async_playwright() as p:
+        browser = await p.chromium.launch(executable_path=executable, args=LAUNCH_ARGS, headless=True)
+        for size in DRAWING_SIZES:
+            context = await _context(browser, size)
+            for scheme in ("light", "dark"):
+                for path in FOCUS_PAGES:
+                    page = await _open_page(context, base, path, scheme)
+                    found["focus"][(size, scheme, path)] = await _tab_through(page)
+                    await page.close()
+                page = await _open_page(context, base, "chapters/which_fix.html", scheme)
+                found["decision"][(size, scheme)] = await page.evaluate(DECISION_START_JS)
+                await page.close()
+                page = await _open_page(context, base, "search.html?q=inplace", scheme)
+                await page.wait_for_function(SEARCH_DONE_JS)
+                fields = await page.evaluate(MAGNIFIER_JS)
+                await page.keyboard.press("Control+k")      # the search pop-up of every page
+                await page.wait_for_function("() => document.querySelectorAll('form.bd-search').length > 0")
+                found["magnifier"][(size, scheme)] = fields + await page.evaluate(MAGNIFIER_JS)
+                await page.close()
+                # Every drawing on a phone in light; the drawings of one page otherwise.
+                for path in (drawing_pages if (size, scheme) == ("phone", "light") else drawing_pages[:1]):
+                    page = await _open_page(context, base, path, scheme)
+                    links = page.locator("a.open-full")
+                    found["viewer"][(size, scheme, path)] = [
+                        await _viewer(page, links.nth(i), ("Close", "Escape", "Back")[i % 3])
+                        for i in range(await links.count())]
+                    await page.close()
+            await context.close()
+        await browser.close()
+    return found
+
+
+@pytest.fixture(scope="module")
+def frame(site, server) -> dict:
+    drawing_pages = sorted(p.relative_to(site).as_posix() for p in [*site.glob("notebooks/*.html"),
+                                                                     *site.glob("chapters/*.html")]
+                           if re.search(r'<img [^>]*src="[^"]+\.svg"', p.read_text(errors="replace")))
+    assert len(drawing_pages) >= 10, drawing_pages
+    return asyncio.run(_frame(chromium_or_skip(), server, drawing_pages))
+
+
+def test_every_button_shows_where_the_keyboard_is(frame):
+    """Tab through a page and its toolbar's menus, laptop and phone, light and dark: every control
+    that takes the focus shows a ring (an outline or a box-shadow ring of 2 px or more): the
+    sidebar, launch, repository and download buttons, their menus' entries, and every other. (The
+    quiz's answers are the quiz's own test.)"""
+    problems, toolbar = [], set()
+    for (size, scheme, path), seen in sorted(frame["focus"].items()):
+        assert len(seen) > 5, (size, scheme, path, seen)
+        for el in seen:
+            if el["toolbar"]:
+                toolbar.add(el["name"].split(" ")[0] if not el["name"].startswith("menu") else "menu entry")
+            if el["shown"] and not el["ring"] and not el["quiz"]:
+                problems.append(f"{path} ({size}, {scheme}): no focus ring on {el['name']}")
+    assert problems == [], "\n".join(sorted(set(problems)))
+    wanted = {"button.sidebar-toggle.primary-toggle.btn", "button.btn.dropdown-toggle", "menu entry"}
+    assert wanted <= toolbar, f"toolbar controls not reached by Tab: {wanted - toolbar} (reached: {sorted(toolbar)})"
+
+
+def test_a_drawing_opens_in_a_viewer_that_fits_reads_zooms_and_closes(frame):
+    """A drawing's link opens it over the page: the viewer as wide as the screen and no wider (the
+    page not zoomed out), the drawing's smallest label at least MIN_TEXT_PX, its - and + buttons
+    zooming, on white in dark mode too, and a close control in sight; Close, Escape and the
+    browser's Back each return to the same page with the focus on the drawing's link. Every
+    drawing on a phone; one page's on a laptop and in dark mode."""
+    problems, opened = [], 0
+    for (size, scheme, path), viewers in sorted(frame["viewer"].items()):
+        for i, v in enumerate(viewers):
+            opened += 1
+            where = f"{path} ({size}, {scheme}), drawing {i + 1}"
+            if not v["open"]:
+                problems.append(f"{where}: no viewer opened (the link led to {v.get('ledTo')})")
+                continue
+            if v["left"] < 0 or v["right"] > v["screen"] + 1 or v["pageWidth"] > v["screen"] + 1 or v["zoomedOut"]:
+                problems.append(f"{where}: the viewer does not fit the screen ({v['left']:.0f}..{v['right']:.0f} "
+                                f"of {v['screen']}, page {v['pageWidth']}, zoomed out: {v['zoomedOut']})")
+            if v["px"] is None or v["px"] < MIN_TEXT_PX:
+                problems.append(f"{where}: smallest label {v['px']} px")
+            if not (v["fits"] or v["pans"]):
+                problems.append(f"{where}: wider than the viewer and does not pan")
+            if not (v["zoomsIn"] and v["zoomsOut"] and v["zoomButtons"] == 2):
+                problems.append(f"{where}: does not zoom (in: {v['zoomsIn']}, out: {v['zoomsOut']})")
+            if not v["close"]:
+                problems.append(f"{where}: no close control in sight")
+            if not (v["samePage"] and v["focusBack"]):
+                problems.append(f"{where}: closed by {v['closedBy']}, not back on the page at the drawing")
+            if v["paper"] != "rgb(255, 255, 255)":
+                problems.append(f"{where}: the drawing is on {v['paper']}, not white")
+    assert opened >= 40, f"only {opened} drawings opened"
+    assert problems == [], "\n".join(problems)
+
+
+def test_the_decision_guide_starts_where_its_text_says(frame):
+    """The sentence that tells the reader where to start names a corner of the drawing, and the
+    drawing's start box is there (laptop and phone, light and dark)."""
+    for key, seen in sorted(frame["decision"].items()):
+        assert "error" not in seen, (key, seen)
+        sentence = seen["sentence"] or ""
+        said = [side for side in ("top", "bottom", "left", "right") if re.search(rf"\b{side}\b", sentence)]
+        assert said, f"{key}: the text does not say where the drawing starts: {sentence!r}"
+        wrong = [side for side in said if not seen[side]]
+        assert wrong == [], f"{key}: the text says {said}, the start box is not at the {wrong}: {seen}"
+
+
+def test_the_magnifier_leaves_the_query_readable(frame):
+    """In the search page's field and in the search pop-up, laptop and phone, light and dark: the
+    magnifier ends before the query's first letter starts."""
+    for key, fields in sorted(frame["magnifier"].items()):
+        assert len(fields) >= 2, (key, fields)
+        assert [f for f in fields if f["overlaps"]] == [], (key, fields)
+
+
+# ---------------------------------------------------------------------------------------------
+# The landing page's first paint waits for no file: how much sooner it paints than before is
+# measured by `make bench` (scripts/first_paint.py, which says why that is not a timed test).
+
+def test_the_landing_page_head_blocks_its_first_paint_on_no_file(site):
+    """In the landing page's <head>: no stylesheet link outside <noscript> (they are attached by a
+    script after the first frame, behind inline critical rules), and every external script deferred
+    or async: 13 blocking stylesheets and 9 synchronous scripts before."""
+    from html.parser import HTMLParser
+
+    class Head(HTMLParser):
+        def __init__(self):
+            super().__init__()
+            self.depth_noscript, self.in_head, self.blocking, self.critical = 0, True, [], False
+
+        def handle_starttag(self, tag, attrs):
+            attrs = dict(attrs)
+            if tag == "body":
+                self.in_head = False
+            if not self.in_head:
+                return
+            if tag == "noscript":
+                self.depth_noscript += 1
+            elif tag == "style" and "data-critical-css" in attrs:
+                self.critical = True
+            elif self.depth_noscript:
+                return
+            elif tag == "link" and attrs.get("rel") == "stylesheet":
+                self.blocking.append(f"stylesheet {attrs.get('href')}")
+            elif tag == "script" and attrs.get("src") and "defer" not in attrs and "async" not in attrs:
+                self.blocking.append(f"script {attrs['src']}")
+
+        def handle_endtag(self, tag):
+            if tag == "noscript" and self.depth_noscript:
+                self.depth_noscript -= 1
+
+    head = Head()
+    head.feed((site / LANDING).read_text())
+    assert head.blocking == [], "the landing page's first paint waits for:\n" + "\n".join(head.blocking)
+    assert head.critical, "no critical rules inline for the first screen"

@@ -1,0 +1,148 @@
+"""The first paint: a page shows its first screen without waiting for every stylesheet and script.
+
+A stock page of this theme holds thirteen stylesheets and ten scripts in its ``<head>``, each of
+which the browser must fetch (and each script run) before it paints anything: the landing page
+painted nearly five times later than a bare page served by the same server. After the build, the
+head of every page is rewritten here:
+
+- The stylesheets are attached by a small inline script, in their order, right after the first
+  frame (or when the page has been parsed, if that comes first: before the ``load`` event either
+  way, which waits for them); a ``<noscript>`` copy of each keeps them as they were where no script
+  runs. (Merely non-blocking stylesheets, ``media="print"`` switched to ``all``, arrive from a near
+  server before the first frame, and the browser styles the whole page with them before painting
+  it: 2 to 2.8 times a bare page's time, where attaching them after the first frame gives about
+  1.2 to 1.6.)
+- Until they have all loaded, a small inline stylesheet (``CRITICAL_CSS``) lays out what the first
+  screen shows: the page's colours in either scheme, the header's title, the article in its column,
+  its code blocks; the navigation that the full styles place in the sidebars waits for them. Its
+  rules apply only while ``<html data-css-loading>`` is set, which an inline script sets first and
+  removes when the last stylesheet has loaded (or failed): then the page is the theme's, unchanged.
+- External scripts get ``defer``: fetched at once, run in their order after the page is parsed,
+  before ``DOMContentLoaded`` (the theme's own two scripts at the end of the page were deferred
+  already). ``documentation_options.js`` (a few hundred bytes), which the inline lines after it
+  extend (``DOCUMENTATION_OPTIONS.pagename = ...``), is written into the page in its place; on a
+  page with a quiz, ``quiz.js`` stays as it is, since it must run before the quiz's own inline
+  script in the page's body.
+
+The 404 page (its files are written by scripts, see ``site_entrances.py``) and the site root's
+redirect are left alone.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from html import unescape
+from pathlib import Path
+
+from sphinx.application import Sphinx
+
+SKIP_DIRS = ("_static/", "_sources/", "_images/", "student/")
+SKIP_PAGES = {"404.html", "index.html"}
+INLINED = "documentation_options.js"
+QUIZ_SCRIPT = "quiz.js"
+HAS_QUIZ = "jupyterquiz.js"   # the quizzes' library, loaded in the body of a page with a quiz
+MARK = "data-css-loading"
+
+STYLESHEET = re.compile(r'<link\b(?=[^>]*\brel="stylesheet")(?![^>]*\bmedia=)[^>]*>')
+SCRIPT = re.compile(r'<script\b(?![^>]*\b(?:async|defer)\b)([^>]*\bsrc="([^"]*)"[^>]*)>')
+
+# The first screen while the stylesheets load: colours (light, dark, and the reader's system's
+# for "auto"), the header's title, the article in a column, code blocks. Nothing here outlives
+# the loading: every rule sits under html[data-css-loading].
+CRITICAL_CSS = """\
+html[data-css-loading] body{margin:0;font-family:-apple-system,BlinkMacSystemFont,"Segoe UI","Helvetica Neue",Arial,sans-serif;font-size:1rem;line-height:1.65;color:#222832;background:#fff}
+html[data-css-loading][data-theme=dark] body{color:#ced6dd;background:#14181e}
+@media (prefers-color-scheme:dark){html[data-css-loading][data-theme=auto] body{color:#ced6dd;background:#14181e}}
+html[data-css-loading] :is(.skip-link,.bd-sidebar-primary,.bd-sidebar-secondary,.bd-header-article,.bd-header .navbar-header-items,.bd-header button,.pst-js-only,.search-button__wrapper,.bd-footer,.bd-footer-article,.prev-next-area,.headerlink,.bd-header-announcement,#pst-back-to-top,dialog){display:none!important}
+html[data-css-loading] .bd-header{display:flex;align-items:center;min-height:4rem;padding:0 1rem;border-bottom:1px solid #d1d5da}
+html[data-css-loading] .bd-header a{color:inherit;text-decoration:none;font-weight:600}
+html[data-css-loading] .bd-header img{display:none}
+html[data-css-loading] .bd-main{max-width:60rem;margin:0 auto;padding:1rem 1rem 0}
+html[data-css-loading] a{color:#0a6bb0}
+html[data-css-loading] h1{font-size:1.9rem;line-height:1.2;margin:1rem 0 .4rem}
+html[data-css-loading] pre{white-space:pre-wrap;overflow-wrap:anywhere;margin:.3rem 0 .6rem;padding:.4rem .6rem;font-size:.8rem;line-height:1.35;background:#f3f4f5;border:1px solid #d1d5da;border-radius:.25rem}
+html[data-css-loading][data-theme=dark] pre{background:#29313d;border-color:#48566b}
+@media (max-width:600px){html[data-css-loading] h1{font-size:1.3rem;margin-top:0}html[data-css-loading] pre{font-size:.7rem}}
+html[data-css-loading] table{border-collapse:collapse}
+html[data-css-loading] img,html[data-css-loading] svg{max-width:100%;height:auto}
+"""
+START = ('<style data-critical-css>\n' + CRITICAL_CSS + '</style>\n'
+         f'<script>document.documentElement.setAttribute("{MARK}", "");</script>\n')
+# In place of the stylesheets: each attached after the first frame (or once the page is parsed),
+# and the critical rules gone when all have loaded or failed.
+ATTACH = """<script>(function () {
+  const root = document.documentElement, hrefs = %s;
+  let attached = false;
+  function attach() {
+    if (attached) return;
+    attached = true;
+    let left = hrefs.length;
+    const one = () => { if (--left <= 0) root.removeAttribute("%s"); };
+    for (const href of hrefs) {
+      const link = document.createElement("link");
+      link.rel = "stylesheet";
+      link.href = href;
+      link.addEventListener("load", one);
+      link.addEventListener("error", one);
+      document.head.append(link);
+    }
+  }
+  requestAnimationFrame(() => setTimeout(attach));
+  document.addEventListener("DOMContentLoaded", attach);
+})();</script>
+"""
+
+
+def rewrite_head(html: str, options_js: str = "") -> str:
+    """The page with its stylesheets loading without blocking behind the critical rules, and its
+    external scripts deferred, ``documentation_options.js`` (whose text is ``options_js``)
+    written in (see the module's docstring)."""
+    end = html.find("</head>")
+    if end < 0 or MARK in html[:end]:
+        return html
+    head, rest = html[:end], html[end:]
+    sheets = STYLESHEET.findall(head)
+    if not sheets:
+        return html
+
+    hrefs = [unescape(re.search(r'\bhref="([^"]*)"', tag).group(1)) for tag in sheets]
+    first = head.find(sheets[0])
+    attach = ATTACH % (json.dumps(hrefs), MARK)
+    after = STYLESHEET.sub("", head[first:])   # the stylesheets' tags, taken out where they were
+    head = head[:first] + START + attach + "<noscript>" + "".join(sheets) + "</noscript>\n" + after
+
+    quiz = HAS_QUIZ in rest
+
+    def defer(match: re.Match) -> str:
+        name = match.group(2).split("?")[0]
+        if name.endswith(INLINED) and options_js:
+            return "<script>" + options_js.strip() + "\n"   # its </script> follows
+        if name.endswith(INLINED) or (quiz and name.endswith(QUIZ_SCRIPT)):
+            return match.group(0)
+        return "<script defer" + match.group(1) + ">"
+
+    head = SCRIPT.sub(defer, head)
+    return head + rest
+
+
+def _rewrite(app: Sphinx, exception) -> None:
+    if exception is not None or app.builder.format != "html":
+        return
+    out = Path(app.outdir)
+    options = out / "_static" / INLINED
+    options_js = options.read_text() if options.is_file() else ""
+    for page in out.rglob("*.html"):
+        rel = page.relative_to(out).as_posix()
+        if rel.startswith(SKIP_DIRS) or rel in SKIP_PAGES:
+            continue
+        html = page.read_text()
+        new = rewrite_head(html, options_js)
+        if new != html:
+            page.write_text(new)
+
+
+def setup(app: Sphinx) -> dict:
+    # After every writer of pages (site_entrances at 400, sphinx-external-toc's index at 500).
+    app.connect("build-finished", _rewrite, priority=900)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
