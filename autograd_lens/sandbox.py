@@ -203,6 +203,10 @@ class Guard:
         resolved = self._resolved(path, dir_fd)
         if resolved is None or self._allowed(resolved):
             return
+        if what == "create the folder" and os.path.isdir(resolved):
+            return  # it exists: the call fails by itself (os.makedirs(exist_ok=True) goes on)
+        if what.startswith("remove") and not os.path.lexists(resolved):
+            return  # nothing to remove: the call fails by itself
         if os.path.lexists(resolved) and self._allowed(os.path.dirname(resolved)) and \
                 self._linked_copy(resolved, truncating):
             return
