@@ -333,3 +333,34 @@ def release() -> None:
     """Let every write through again (the run has ended: its result is written)."""
     for guard in _GUARDS:
         guard.close()
+
+
+COPIED = "copied\n"  # what the re-run's process says once the folder is copied
+
+
+def boot(setup_text: str, package: str) -> None:
+    """The start of the re-run's process, loaded from this file alone (before torch): be told
+    when the command ends (then remove the folder and end all), copy the program's folder, say
+    so, then import the rest (torch with it) and serve the runs."""
+    import ctypes
+    import json
+    import signal
+
+    setup = json.loads(setup_text)
+
+    def leave(signum: int, frame: Any) -> None:
+        shutil.rmtree(setup["folder"], ignore_errors=True)
+        os.killpg(os.getpgrp(), signal.SIGKILL)
+
+    signal.signal(signal.SIGTERM, leave)
+    with contextlib.suppress(Exception):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    if os.getppid() != setup["parent"]:  # the command ended before the call above
+        leave(signal.SIGTERM, None)
+    snapshot(setup["root"], os.path.join(setup["folder"], "snapshot"))
+    sys.stderr.write(COPIED)
+    sys.stderr.flush()
+    sys.path.insert(0, package)  # for this import only: then sys.path is as python -c made it
+    from autograd_lens.verify import _serve
+    sys.path.pop(0)
+    _serve(setup)

@@ -149,26 +149,32 @@ class Rerun:
         self.folder = sandbox.make_folder()
         self.runs = 0
         package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        setup = json.dumps({"folder": self.folder, "root": self.root, "cwd": self.cwd})
-        # -c puts the working folder first on sys.path, as -m does for the command; this
-        # package's folder is added for the import of this module only, then taken out again.
-        code = (f"import sys; sys.path.insert(0, {package!r}); "
-                "from autograd_lens.verify import _serve; sys.path.pop(0); "
-                f"_serve({setup!r})")
+        setup = json.dumps({"folder": self.folder, "root": self.root, "cwd": self.cwd,
+                            "parent": os.getpid()})
+        # The process starts from sandbox.py alone, so that it copies the folder before it
+        # imports torch (and this package); -c leaves sys.path as python -m left the command's.
+        code = ("import importlib.util as u; "
+                f"s = u.spec_from_file_location('autograd_lens_boot', {sandbox.__file__!r}); "
+                "m = u.module_from_spec(s); s.loader.exec_module(m); "
+                f"m.boot({setup!r}, {package!r})")
         flags = subprocess._args_from_interpreter_flags()
         self.process = subprocess.Popen(
             [sys.executable, *flags, "-c", code], stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
             process_group=0)  # its own group: stopped as a whole (see lifetime)
         self._ready: bool | None = None
-        self._said = ""
+        # The first run starts once the folder is copied: the runs find it as the first run did.
+        copied = self.process.stderr.readline()
+        self._said = "" if copied == sandbox.COPIED else copied + "\n"
+        if self._said:
+            self._ready = False
 
     def _wait_ready(self) -> bool:
         if self._ready is None:
             line = self.process.stderr.readline()
             self._ready = line == READY
             if not self._ready:
-                self._said = line + self.process.stderr.read()
+                self._said += line + self.process.stderr.read()
         return self._ready
 
     def run(self, spec: dict, seconds: float | None = None) -> str:
@@ -442,21 +448,12 @@ def _start(spec: dict, setup: dict, run_folder: str) -> None:
     _child(spec)
 
 
-def _serve(setup_text: str) -> None:
-    """The re-run's process: copy the folder, import torch, say it is ready, then run each
-    spec read from stdin in a forked process, and say ``done`` after each."""
-    die_with_parent(signal.SIGTERM)
-    setup = json.loads(setup_text)
+def _serve(setup: dict) -> None:
+    """The re-run's process, once its folder is copied (see :func:`sandbox.boot`): import
+    torch, say it is ready, then run each spec read from stdin in a forked process, and say
+    ``done`` after each."""
     folder = setup["folder"]
-
-    def leave(signum: int, frame: Any) -> None:  # the command ended: clean up, end all
-        shutil.rmtree(folder, ignore_errors=True)
-        stop_group(os.getpgrp())
-        os._exit(1)
-
-    signal.signal(signal.SIGTERM, leave)
     setup["snapshot"] = os.path.join(folder, "snapshot")
-    sandbox.snapshot(setup["root"], setup["snapshot"])
     from .watch import Watch  # noqa: F401 - torch imported while the first run goes on
 
     out = sys.stderr
