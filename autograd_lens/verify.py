@@ -273,7 +273,17 @@ def verify(edits: list[Edit], module: str | None, target: list[str], calls_befor
         with open(result, encoding="utf-8") as handle:
             found = json.load(handle)
         found["steps_before"] = steps_before
+        if merges(edits):
+            found["merges"] = True
         return found
+
+
+def merges(edits: list[Edit]) -> bool:
+    """Whether ``edits`` leave fewer backward calls than they replace (one backward of a sum
+    in place of two)."""
+    def calls(lines: Any) -> int:
+        return sum(line.count(".backward(") + line.count("autograd.grad(") for line in lines)
+    return calls(line for e in edits for line in e.new) < calls(e.old for e in edits)
 
 
 def _reached(verified: dict, calls_before: int) -> bool:
@@ -289,8 +299,13 @@ def _reached(verified: dict, calls_before: int) -> bool:
     if before is None:
         return verified["backward_calls"] > calls_before
     steps = verified.get("steps", 0)
-    return steps > before + MORE_CALLS or (steps > before and verified.get("ended", False)) or \
-        (verified["backward_calls"] > calls_before and steps > before)
+    if steps > before + MORE_CALLS or (steps > before and verified.get("ended", False)) or \
+            (verified["backward_calls"] > calls_before and steps > before):
+        return True
+    # An edit that merges backward calls (one backward of a sum) and a program without steps
+    # past the failure: it ran its merged call and went on to its own end.
+    return bool(verified.get("merges")) and verified.get("ended", False) and \
+        verified["backward_calls"] >= 1 and steps >= before
 
 
 def verdict(verified: dict, calls_before: int) -> str:
@@ -402,8 +417,7 @@ def _child(spec: dict) -> bool:
         with contextlib.suppress(Exception):
             got = reached.names(list(counter.reached.values()))
             result["missing"] = reached.missing(spec["expected"], got)
-    sandbox.release()
-    with open(spec["result"], "w", encoding="utf-8") as handle:
+    with open(spec["result"], "w", encoding="utf-8") as handle:  # allowed by the guard
         json.dump(result, handle)
     return stopped
 
@@ -445,7 +459,10 @@ def _start(spec: dict, setup: dict, run_folder: str) -> None:
     spec = dict(spec, files=files, target=target,
                 sandbox={"folder": run_folder, "root": root})
     sandbox.enter([run_folder, temp], [spec["result"], spec.get("record")])
-    _child(spec)
+    if not _child(spec):
+        # It ended by itself: its atexit handlers run, as Python runs them (in the sandbox).
+        import atexit
+        atexit._run_exitfuncs()
 
 
 def _serve(setup: dict) -> None:
@@ -474,9 +491,9 @@ def _serve(setup: dict) -> None:
                 sys.stdout = sys.stderr = open(os.devnull, "w")
                 _start(spec, setup, run_folder)
             finally:
-                # Stopped part-way or not, the program ends here, as if killed: its atexit
-                # handlers (which could, say, save a half-trained model) do not run, and neither
-                # does the interpreter's clean-up, which takes torch almost half a second.
+                # Stopped part-way, the program ends here, as if killed: its atexit handlers
+                # (which could, say, save a half-trained model) do not run, and neither does the
+                # interpreter's clean-up, which takes torch almost half a second.
                 os._exit(0)
         how = _wait(pid, spec.get("seconds"))
         shutil.rmtree(run_folder, ignore_errors=True)
