@@ -285,10 +285,11 @@ class _Bound:
             return
         for part in _headers(statement):
             for name in sorted(_loads(part) & self.local - bound):
-                self.unbound.append((name, statement.lineno, self.scope))
+                self.unbound.append((name, statement.lineno, self.scope, ast.unparse(part)))
         if isinstance(statement, ast.AugAssign) and isinstance(statement.target, ast.Name) and \
                 statement.target.id in self.local - bound:
-            self.unbound.append((statement.target.id, statement.lineno, self.scope))
+            self.unbound.append((statement.target.id, statement.lineno, self.scope,
+                                 ast.unparse(statement)))
 
     def body(self, statements: list[ast.stmt], bound: set[str]) -> set[str]:
         for statement in statements:
@@ -343,9 +344,10 @@ def _scope_locals(scope: ast.AST) -> set[str]:
     return names - declared
 
 
-def _unbound_in(tree: ast.Module, lines: set[int] | None) -> list[tuple[str, int, str]]:
+def _unbound_in(tree: ast.Module, lines: set[int] | None) -> list[tuple[str, int, str, str]]:
     """The names that the statements starting on ``lines`` (None: all) read before they are
-    bound on some path of their scope (the module's, or a function's): (name, line, scope)."""
+    bound on some path of their scope (the module's, or a function's): (name, line, scope,
+    the statement's text)."""
     found = []
     star = any(isinstance(n, ast.ImportFrom) and any(a.name == "*" for a in n.names)
                for n in ast.walk(tree))
@@ -403,12 +405,13 @@ def names_bound(fixes: list) -> tuple[list, list[str]]:
                 reason = f"the edit ({fix.computes}) would not parse"
                 break
             try:  # what the program already reads so (after a loop, say) is not the edit's
-                before = {(n, s) for n, _, s in _unbound_in(ast.parse("".join(lines)), None)}
+                before = {(n, s, t) for n, _, s, t in _unbound_in(ast.parse("".join(lines)), None)}
             except SyntaxError:
                 before = set()
-            unbound = [u for u in _unbound_in(tree, new_lines) if (u[0], u[2]) not in before]
+            unbound = [u for u in _unbound_in(tree, new_lines)
+                       if (u[0], u[2], u[3]) not in before]
             if unbound:
-                name, line, _ = unbound[0]
+                name, line, _, _ = unbound[0]
                 reason = (f"the edit ({fix.computes}) reads `{name}` at its line {line}, "
                           "where that name is not yet bound on every path (it would raise "
                           "UnboundLocalError or NameError)")
@@ -418,3 +421,31 @@ def names_bound(fixes: list) -> tuple[list, list[str]]:
         else:
             why.append(reason)
     return kept, why
+
+
+_GRADIENT_USERS = ("clip_grad_norm_", "clip_grad_value_", "clip_grad_norm", "clip_grads_with_norm_",
+                   "step", "zero_grad", "unscale_")
+
+
+def gradients_used_between(source: Source, first: ast.stmt, second: ast.stmt) -> ast.stmt | None:
+    """The first statement between ``first`` and ``second`` (two backward calls) that reads or
+    changes the gradients the first one accumulated (a clip, a step, ``zero_grad``, a ``.grad``):
+    there, two backward calls are not one backward of the sum, and merging them would move the
+    second loss's gradients past that statement."""
+    scope = source.scope_at(second.lineno)
+    for statement in sorted((n for n in ast.walk(scope) if isinstance(n, ast.stmt)),
+                            key=lambda n: n.lineno):
+        if not first.end_lineno < statement.lineno < second.lineno:
+            continue
+        if isinstance(statement, (ast.If, ast.For, ast.While, ast.With, ast.Try)):
+            continue  # its own statements are looked at one by one
+        for node in ast.walk(statement):
+            if isinstance(node, ast.Call) and (path_of(node.func) or "").split(".")[-1] in \
+                    _GRADIENT_USERS:
+                return statement
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                    node.func.attr in _GRADIENT_USERS:
+                return statement
+            if isinstance(node, ast.Attribute) and node.attr == "grad":
+                return statement
+    return None
