@@ -344,10 +344,12 @@ def _scope_locals(scope: ast.AST) -> set[str]:
     return names - declared
 
 
-def _unbound_in(tree: ast.Module, lines: set[int] | None) -> list[tuple[str, int, str, str]]:
+def _unbound_in(tree: ast.Module, lines: set[int] | None,
+                module: bool = True) -> list[tuple[str, int, str, str]]:
     """The names that the statements starting on ``lines`` (None: all) read before they are
     bound on some path of their scope (the module's, or a function's): (name, line, scope,
-    the statement's text)."""
+    the statement's text). ``module`` False: the module's own statements are not checked (a
+    notebook cell, whose names other cells bind)."""
     found = []
     star = any(isinstance(n, ast.ImportFrom) and any(a.name == "*" for a in n.names)
                for n in ast.walk(tree))
@@ -360,7 +362,7 @@ def _unbound_in(tree: ast.Module, lines: set[int] | None) -> list[tuple[str, int
         local = _scope_locals(scope)
         bound: set[str] = set()
         if isinstance(scope, ast.Module):
-            if star:
+            if star or not module:
                 continue
             # At module level, a name never bound there is unbound too, unless a builtin.
             every = {n.id for n in ast.walk(scope) if isinstance(n, ast.Name)}
@@ -382,6 +384,7 @@ def names_bound(fixes: list) -> tuple[list, list[str]]:
     import linecache
 
     from .edits import apply, by_file
+    from .places import is_cell
 
     kept, why = [], []
     for fix in fixes:
@@ -404,11 +407,13 @@ def names_bound(fixes: list) -> tuple[list, list[str]]:
             except SyntaxError:
                 reason = f"the edit ({fix.computes}) would not parse"
                 break
+            whole = not is_cell(file)
             try:  # what the program already reads so (after a loop, say) is not the edit's
-                before = {(n, s, t) for n, _, s, t in _unbound_in(ast.parse("".join(lines)), None)}
+                before = {(n, s, t) for n, _, s, t in
+                          _unbound_in(ast.parse("".join(lines)), None, whole)}
             except SyntaxError:
                 before = set()
-            unbound = [u for u in _unbound_in(tree, new_lines)
+            unbound = [u for u in _unbound_in(tree, new_lines, whole)
                        if (u[0], u[2], u[3]) not in before]
             if unbound:
                 name, line, _, _ = unbound[0]
