@@ -253,7 +253,8 @@ class Guard:
 def _open(guard: Guard, args: tuple) -> None:
     path, mode, flags = (tuple(args) + (None, None, 0))[:3]
     flags = flags if isinstance(flags, int) else 0
-    writing = bool(flags & _WRITE_FLAGS) or (isinstance(mode, str) and any(c in mode for c in "wax+"))
+    writing = bool(flags & _WRITE_FLAGS) or \
+        (isinstance(mode, str) and any(c in mode for c in "wax+"))
     if writing:
         truncating = bool(flags & os.O_TRUNC) or (isinstance(mode, str) and "w" in mode)
         guard._write("write", path, truncating=truncating)
@@ -264,7 +265,8 @@ _EVENTS = {
     "os.mkdir": lambda g, a: g._write("create the folder", a[0], a[2] if len(a) > 2 else None),
     "os.remove": lambda g, a: g._write("remove", a[0], a[1] if len(a) > 1 else None),
     "os.rmdir": lambda g, a: g._write("remove the folder", a[0], a[1] if len(a) > 1 else None),
-    "os.rename": lambda g, a: (g._write("move", a[0], a[2]), g._write("move a file to", a[1], a[3])),
+    "os.rename": lambda g, a: (g._write("move", a[0], a[2]),
+                               g._write("move a file to", a[1], a[3])),
     "os.symlink": lambda g, a: g._write("make a link at", a[1], a[2] if len(a) > 2 else None),
     "os.link": lambda g, a: g._write("make a link at", a[1], a[3] if len(a) > 3 else None),
     "os.truncate": lambda g, a: g._write("truncate", a[0]),

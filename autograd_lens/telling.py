@@ -99,8 +99,8 @@ def edit_text(fixes: list[Fix], pattern: Any, runs: list[dict] | None = None,
             else "autograd_lens: "
         lines = [head + ("these failed attempts are not to apply:" if len(failed) > 1 else
                          "this failed attempt is not to apply:")]
-        lines += [f"  - {_where(fixes[i])} ({fixes[i].computes}): {happened(runs[i], calls_before)}."
-                  for i in failed]
+        lines += [f"  - {_where(fixes[i])} ({fixes[i].computes}): "
+                  f"{happened(runs[i], calls_before)}." for i in failed]
         parts.append("\n".join(lines) + "\n")
     text = ("autograd_lens: each suggested edit was run in a sandbox (a temporary copy of your "
             "folder; your files are not touched), past the call that failed and "
@@ -223,9 +223,11 @@ class Teller:
                      "alternatives_verified": [_public(runs[i], self.calls_before) for i in others],
                      "failed_attempts": [{"edits": [e.as_dict() for e in self.fixes[i].edits],
                                           "computes": self.fixes[i].computes,
-                                          "verified": _public(runs[i], self.calls_before)} for i in failed],
+                                          "verified": _public(runs[i], self.calls_before)}
+                                         for i in failed],
                      "left_out": list(self.unbound),
-                     "verified": _public(self.verified, self.calls_before), "verdict": self.verdict})
+                     "verified": _public(self.verified, self.calls_before),
+                     "verdict": self.verdict})
         with open(self.report, "w", encoding="utf-8") as handle:
             json.dump(data, handle, indent=2)
             handle.write("\n")
