@@ -15,7 +15,9 @@ an error, and every parameter that the failing call would have reached still get
 after it (parameters named by their module and shape, see :mod:`autograd_lens.reached`). "Past
 the point" is counted in backward calls, or, for an edit that merges backward calls into one
 (fewer calls per step), in optimizer steps: the run passes the step that failed and ends by
-itself or makes more steps.
+itself or makes more steps; a program without optimizer steps whose edit merges backward calls
+(:func:`merges`) is past the point when it made its merged call and ended by itself without an
+error.
 
 What a run that holds proves: the edited program gets past the failure, keeps training the same
 parameters, without an error. It does not prove that the edited program computes what its

@@ -199,3 +199,32 @@ def test_an_edit_reading_a_name_before_it_is_bound_is_left_out(tmp_path):
                              ("        output.sum().backward()",
                               "        print(output, steps, model, len)")),))
     assert names_bound([fine])[0] == [fine]
+
+
+IN_PROCESS = '''import torch
+import autograd_lens as al
+
+torch.manual_seed(0)
+cell = torch.nn.GRUCell(3, 4)
+h = torch.zeros(2, 4)
+with al.diagnose_on_error():
+    for step in range(3):
+        h = cell(torch.randn(2, 3), h)
+        h.pow(2).mean().backward()
+'''
+
+
+def test_inside_python_the_edits_are_said_not_run(tmp_path):
+    """diagnose_on_error (and so the notebook extension) does not run the program again: its
+    text says the edits were not run, and where they are."""
+    import runpy
+
+    script = tmp_path / "state_in_process.py"
+    script.write_text(IN_PROCESS)
+    with pytest.raises(RuntimeError) as caught:
+        runpy.run_path(str(script), run_name="__main__")
+    text = " ".join(str(caught.value).split())
+    assert "autograd_lens: the edits below were not run (here the program is not run again: " \
+           "the command, python -m autograd_lens, runs each edit in a sandbox before it calls " \
+           "one the fix)" in text
+    assert "The fix as an edit of your program (" in text and "h = h.detach()" in text
