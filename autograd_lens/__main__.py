@@ -1,7 +1,8 @@
-"""``python -m autograd_lens [--report FILE] [--verify] script.py [args...]``: run a script
+"""``python -m autograd_lens [--report FILE] [--no-verify] script.py [args...]``: run a script
 unchanged, and when its backward fails on a freed (or modified) graph, name the variables that
 carry the old graph in, the line where each enters, the pattern, its fix, the book's page about
-it, and the fix as an edit of the program's own lines (with ``--verify``, run once to check it).
+it, and the fix as an edit of the program's own lines, each edit run in a sandbox before it is
+called the fix (see :mod:`autograd_lens.verify`; ``--no-verify``: not run).
 """
 
 from __future__ import annotations
@@ -16,14 +17,14 @@ import zipfile
 from typing import Any, NoReturn
 
 from .arrival import OnTorch
-from .launched import verify_refusal
+from .launched import verify_skipped
 from .lifetime import Stopped, end_by_signal_at_exit, end_now, stopped_by_signals, watch_for_exit
 from .telling import CHILD_NOTE, Teller, from_a_child
-from .verify import (CallCounter, Rerun, announce, bound, describe, run_as_main, verdict,
-                     verify)
+from .sandbox import root_of
+from .verify import CallCounter, Rerun, announce, bound, run_as_main, verify
 
 _PROG = "python -m autograd_lens"
-_USAGE = f"{_PROG} [--report FILE] [--verify] (script.py | -m module) [args ...]"
+_USAGE = f"{_PROG} [--report FILE] [--no-verify] (script.py | -m module) [args ...]"
 _DESCRIPTION = """\
 Run a Python script (or, with -m, a module) exactly as `python script.py` would: the same
 sys.argv, its folder first on sys.path, __name__ == "__main__", the same output and exit code.
@@ -39,21 +40,29 @@ Healthy runs print nothing extra. As under python, the folder of the script's re
 symbolic link resolved) comes first on sys.path, except under -P; zip applications and folders
 with a __main__.py run too; "--" may end the command's options.
 
-With --verify, the command then applies the edit to a temporary copy of the program (your files
-are not touched) and runs it again in a second Python process (started with the first run, so
-that it imports torch meanwhile), until the backward call that failed and a few more have run or
-the program ends, and says whether the error is gone. That shows the error is gone, not that
-the edit computes what you meant; a re-run that ends before the call that failed (it has no
-input) says it shows nothing. The second run repeats the program's side effects (files it
-writes, loggers, network calls) up to where it is stopped: use --verify only where that is
-harmless. Stopping the command (Ctrl-C, SIGTERM, SIGHUP) stops it too. The exit code stays the
-first run's. Under torchrun (or another launcher that set RANK or LOCAL_RANK with WORLD_SIZE),
---verify is refused before the program starts: a rank's re-run would wait for the other ranks'."""
+Before an edit is printed as the fix, it is run: the command applies each suggested edit to a
+copy of the program and runs it in a sandbox, one run after the other, each in a new process
+forked from one started with the first run (which imports torch meanwhile). The sandbox's
+working folder is a temporary copy of the program's folder (small files copied, big ones
+linked); a write outside it (open for writing, torch.save, os and shutil's file operations) and
+the network (but this machine) are refused, and the run reads no input. A run stops after the
+call that failed and two more (or, for an edit that merges backward calls, past the optimizer
+step that failed), or when the program ends, or at its bound in time. The first edit that gets
+there without an error, every parameter that the failing call would reach still getting a
+gradient, is printed as the fix; others that hold as alternatives; one that failed only as a
+failed attempt, with what happened; one that could not be checked (the sandbox refused what it
+needed, it ended before the failure) with why. That shows the error is gone, not that the edit
+computes what you meant. The temporary folder is removed, and the runs stopped, when the command
+ends, however it ends. The exit code stays the first run's. --no-verify prints the edits
+without running them, said as not run. Under torchrun (or another launcher that set RANK or
+LOCAL_RANK with WORLD_SIZE) the edits are not run, and the command says so: a rank's re-run
+would wait for the other ranks'. --verify is accepted and does nothing (running is the
+default)."""
 _EPILOG = """\
 examples:
   python -m autograd_lens train.py --epochs 3
   python -m autograd_lens --report diagnosis.json train.py
-  python -m autograd_lens --verify train.py
+  python -m autograd_lens --no-verify train.py
   python -m autograd_lens -m mypackage.train"""
 _SCRIPT_SUFFIXES = (".py", ".pyw")
 _TORCH = os.path.dirname(importlib.util.find_spec("torch").origin) + os.sep
@@ -76,10 +85,12 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--report", metavar="FILE",
                         help="also write the diagnosis as JSON to FILE (at the failure and "
                              'after every run; "error" is null when no backward failed)')
-    parser.add_argument("--verify", action="store_true",
-                        help="after a failure, run the program again with the suggested edit "
-                             "(from a temporary copy) and say whether the error is gone; this "
-                             "repeats the program's side effects")
+    parser.add_argument("--no-verify", dest="verify", action="store_false",
+                        help="print the suggested edits without running them (they are said "
+                             "to be not run)")
+    parser.add_argument("--verify", dest="verify", action="store_true",
+                        help="run each suggested edit in a sandbox before printing it (the "
+                             "default; kept for compatibility)")
     parser.add_argument("-m", dest="module", metavar="module",
                         help="run a module as a script, as `python -m module` does")
     return parser
@@ -195,8 +206,8 @@ def main(argv: list[str] | None = None) -> int:
     """Run the command; returns the exit code (a script's ``sys.exit`` passes through)."""
     own, target = _split(list(sys.argv[1:] if argv is None else argv))
     options = _parser().parse_args(own)
-    if options.verify and verify_refusal(os.environ):
-        _bad_use(verify_refusal(os.environ))
+    skipped = verify_skipped(os.environ) if options.verify else ""
+    verifying = options.verify and not skipped
     if options.module is None:
         if not target:
             _bad_use(f"no script given; usage: {_USAGE}")
@@ -208,19 +219,25 @@ def main(argv: list[str] | None = None) -> int:
             _bad_use(f"no module named {options.module!r}")
     report = _check_report(options.report)
     watch_for_exit()
-    counter = CallCounter() if options.verify else None
-    teller = Teller(report, lambda: counter.count if counter is not None else 0)
-    rerun = Rerun() if options.verify else None  # importing torch while the first run goes on
+    counter = CallCounter() if verifying else None
+    not_run = skipped or "--no-verify"
+    teller = Teller(report, lambda: counter.count if counter is not None else 0, verifying,
+                    not_run)
+    # Started now: it copies the folder and imports torch while the first run goes on.
+    rerun = Rerun(root_of(options.module, target, os.getcwd())) if verifying else None
     try:
         code, ending = _first_run(OnTorch(lambda: _watching(teller, counter)), options.module,
                                   target)
-        teller.say_pending()
-        if rerun is not None and teller.finding is not None and \
+        if rerun is not None and teller.finding is not None and teller.fixes and \
                 not isinstance(ending, KeyboardInterrupt):
-            ending = _verify(teller, rerun, options.module, target) or ending
+            ending = _verify(teller, rerun, counter, options.module, target) or ending
+        else:
+            teller.say_pending()
+            teller.say_edits(None, "the program was stopped before they could run")
     finally:
         if rerun is not None:
             rerun.close()
+        teller.say_pending()
         teller.write()
     if isinstance(ending, Stopped) and ending.signum != signal.SIGINT:
         end_now(ending.signum)
@@ -263,23 +280,26 @@ def _print_traceback(caught: BaseException) -> None:
     sys.excepthook(type(shown), shown, shown.__traceback__)
 
 
-def _verify(teller: Teller, rerun: Rerun, module: str | None,
+def _verify(teller: Teller, rerun: Rerun, counter: CallCounter, module: str | None,
             target: list[str]) -> BaseException | None:
-    """``--verify``'s run; a signal (or Ctrl-C) meanwhile stops it and is returned."""
-    edits = list(teller.fixes[0].edits) if teller.fixes else []
+    """The runs of the candidate edits, one after the other; then the diagnosis and the edit
+    block. A signal (or Ctrl-C) meanwhile stops them and is returned."""
     seconds = bound(teller.seconds)
+    runs = []
     try:
         with stopped_by_signals():
-            sys.stderr.write(announce(teller.calls_before, seconds) if edits else "")
-            verified = verify(edits, module, target, teller.calls_before, rerun, seconds)
+            sys.stderr.write(announce(teller.calls_before, seconds, len(teller.fixes)))
+            for fix in teller.fixes:
+                runs.append(verify(list(fix.edits), module, target, teller.calls_before, rerun,
+                                   seconds, counter.expected, counter.steps_before))
     except (Stopped, KeyboardInterrupt) as stopped:
-        sys.stderr.write("\nautograd_lens: the run of the suggested edit was stopped "
-                         "(and its temporary copy removed).\n")
+        teller.say_pending()
+        teller.say_edits(None, "the runs of the edits were stopped")
+        sys.stderr.write("\nautograd_lens: the runs of the suggested edits were stopped "
+                         "(and their temporary copy removed).\n")
         return stopped
-    sys.stderr.write("\n" + describe(verified, teller.calls_before) + "\n")
-    teller.verdict = verdict(verified, teller.calls_before)
-    verified.pop("same_error", None)
-    teller.verified = verified
+    teller.say_pending()
+    teller.say_edits(runs)
     return None
 
 

@@ -1,11 +1,11 @@
 """Whether the command runs as one rank of a distributed job (``torchrun``, or any launcher that
-sets the process-group variables), where ``--verify`` is refused before the program starts.
+sets the process-group variables), where the edits are not run (the text says so).
 
-``--verify`` re-runs the program in a second process. A rank's re-run joins the job's process
+Running an edit re-runs the program in a second process. A rank's re-run joins the job's process
 group again and waits in every collective (DDP's gradient all-reduce, FSDP's gathers) for the
 re-runs of the other ranks: a rank whose program failed alone, or later than the others, or not
 at all, leaves the re-runs waiting for each other, and torchrun ends the whole job as soon as one
-rank exits. No re-run of one rank can stand for the job, so the command says so at once.
+rank exits. No re-run of one rank can stand for the job, so the command prints the edits as not run and says why.
 
 >>> distributed_launch({"TORCHELASTIC_RUN_ID": "none", "RANK": "1"})
 'RANK'
@@ -34,11 +34,11 @@ def distributed_launch(environ: Mapping[str, str]) -> str | None:
     return None
 
 
-def verify_refusal(environ: Mapping[str, str]) -> str | None:
-    """The one line that refuses ``--verify`` in a distributed job (None outside one)."""
+def verify_skipped(environ: Mapping[str, str]) -> str:
+    """Why the edits are not run in a distributed job (empty outside one)."""
     variable = distributed_launch(environ)
     if variable is None:
-        return None
-    return (f"--verify cannot run under torchrun or another distributed launcher ({variable} is "
-            "set): each rank's re-run would wait for the other ranks' re-runs in the job's process "
-            "group; run without --verify (every rank is still diagnosed)")
+        return ""
+    return (f"under torchrun or another distributed launcher ({variable} is set), a rank's "
+            "re-run would wait for the other ranks' re-runs in the job's process group; run the "
+            "program alone (one process) to have them run")

@@ -4,8 +4,9 @@ The re-run is a process group of its own (the program it runs may start processe
 stopped as a whole when the command ends, however it ends: SIGTERM, SIGHUP and SIGINT (Ctrl-C)
 to the command while the re-run goes on raise :class:`Stopped` in the command, whose clean-up
 stops the group and removes the temporary copy; then the command ends as the signal would have
-ended it. A re-run whose command is killed outright (SIGKILL) is killed with it by the system
-(Linux's parent-death signal).
+ended it. A re-run whose command is killed outright (SIGKILL) is told by the system (Linux's
+parent-death signal): the re-run's process then removes its folder and kills its group (see
+:mod:`autograd_lens.verify`), and each run it forked is killed with it.
 """
 
 from __future__ import annotations
@@ -81,10 +82,13 @@ def end_now(signum: int) -> None:
     os.kill(os.getpid(), signum)
 
 
-def die_with_parent() -> None:
-    """In the re-run: be killed when the command's process ends, however it ends (Linux)."""
+def die_with_parent(signum: int = signal.SIGKILL) -> None:
+    """In a re-run's process: get ``signum`` (by default be killed) when the process that
+    started it ends, however it ends (Linux)."""
     with contextlib.suppress(Exception):
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        ctypes.CDLL(None, use_errno=True).prctl(1, signum)  # PR_SET_PDEATHSIG
+    if os.getppid() == 1:  # the parent ended before the call above: end now
+        os.kill(os.getpid(), signum)
 
 
 def stop_group(pid: int) -> None:

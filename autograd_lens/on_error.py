@@ -212,9 +212,17 @@ def _edit(finding: Any, frame: Any) -> str:
     line; or why there is none; empty without a pattern."""
     if finding.pattern is None:
         return ""
+    from .edit_guards import names_bound
+
     where = None if frame is None else (frame.f_code.co_filename, frame.f_lineno)
-    text = edit_text(finding.pattern.fixes(finding.carriers, where), finding.pattern)
+    fixes, unbound = names_bound(finding.pattern.fixes(finding.carriers, where))
+    text = "".join(f"autograd_lens: an edit was left out: {why}.\n" for why in unbound)
+    text += edit_text(fixes, finding.pattern, not_run=NOT_RUN_HERE)
     return "\n\n" + text.rstrip("\n") if text else ""
+
+
+NOT_RUN_HERE = ("here the program is not run again: the command, python -m autograd_lens, runs "
+                "each edit in a sandbox before it calls one the fix")
 
 
 # From make_call, called by the wrapper: the wrapper, then torch.autograd.backward (or grad),

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from .backward_calls import NAMES, backward_subject
+from .edit_guards import gradients_used_between
 from .edits import Edit, Plan, Source, path_of, targets
 from .rules_in_turn import in_turn, loop_in_turn
 from .source_writes import steps_between
@@ -214,7 +215,8 @@ def sum_losses(case: Case) -> list[Fix]:
         return []
     first = receiver(earlier[1])
     fixes = []
-    if first and not earlier[1].args and not earlier[1].keywords and not call.args and \
+    between = gradients_used_between(source, earlier[0], statement)
+    if first and between is None and not earlier[1].args and not earlier[1].keywords and not call.args and \
             not call.keywords and earlier[0].lineno == earlier[0].end_lineno and first != second \
             and same_block(source, earlier[0], statement) and not crosses:
         plan = Plan(source).replace(earlier[0].lineno, None)
@@ -231,6 +233,11 @@ def sum_losses(case: Case) -> list[Fix]:
                        "backward goes through a new graph, built from the weights as the step "
                        "left them", recompute(source, carrier.name, statement))
     plan = with_keyword(Plan(source), source, earlier[1], "retain_graph")
+    if between is not None:  # a clip (or a step) between the calls sees the first loss's only
+        return fixes + one_fix(
+            "the first backward keeps the graph for the second; the line between them "
+            f"({source.segment(between).strip().splitlines()[0]}) still sees the first loss's "
+            "gradients only, as in your program: not the same as one backward of the sum", plan)
     return fixes + one_fix("the first backward keeps the graph for the second: the same gradients "
                         "as one backward of the sum, accumulated in two calls", plan)
 

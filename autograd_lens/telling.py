@@ -7,8 +7,9 @@ whatever the program then does with it (logs it and exits, carries on), the diag
 said. An error that nothing can catch reaches the command, which prints Python's traceback first
 and the diagnosis after it; so does one that only ``with`` blocks see on its way out (should an
 ``__exit__`` swallow it, the diagnosis is said at the next failure or when the program ends).
-Each failure is printed once. ``--verify``'s run
-comes at the end, when the program has ended.
+Each failure is printed once. The runs of the
+candidate edits come at the end, when the program has ended, and the edit block (the fix that
+held, alternatives, failed attempts) after them.
 """
 
 from __future__ import annotations
@@ -41,22 +42,70 @@ def _shown(file: str) -> str:
     return file if relative.startswith("..") else relative
 
 
-def edit_text(fixes: list[Fix], pattern: Any) -> str:
-    """The suggested edit as a unified diff, then the other choices, each with what it computes;
-    without one, why there is none."""
+NOT_RUN = ("autograd_lens: the edits below were not run ({why}): none of them is shown to "
+           "remove the error or to keep every weight training.\n")
+
+
+def _diff(fix: Fix) -> str:
+    return unified_diff(list(fix.edits), _shown)
+
+
+def _where(fix: Fix) -> str:
+    edit = fix.edits[0]
+    return f"{_shown(edit.file)}, line {edit.line}"
+
+
+def edit_text(fixes: list[Fix], pattern: Any, runs: list[dict] | None = None,
+              calls_before: int = 0, not_run: str = "") -> str:
+    """The edit block: without ``runs``, each edit as a unified diff (the first as the fix,
+    then the other choices, each with what it computes), said to be not run (``not_run``: why);
+    with ``runs`` (each fix's verified result, in order, see :mod:`autograd_lens.verify`), the
+    first edit that held as the fix, the others that held as alternatives, those that could not
+    be checked with why, and those that failed only as failed attempts, with what happened.
+    Without a fix, why there is none."""
+    from .verify import FAILED, HOLDS, happened, verdict
+
     if not fixes:
         if pattern is None:
             return ""
         why = "no pattern shows in the evidence" if pattern.key == "unknown" else \
             "the source does not show plainly where the fix goes; the fix above says what to change"
         return f"autograd_lens: no edit of your lines is suggested: {why}.\n"
-    parts = []
     cells = all(is_cell(edit.file) for fix in fixes for edit in fix.edits)
     first = "The fix as an edit of your cell" if cells else "The fix as an edit of your program"
-    for index, fix in enumerate(fixes):
-        lead = first if index == 0 else "Or"
-        parts.append(f"{lead} ({fix.computes}):\n{unified_diff(list(fix.edits), _shown)}")
-    return "\n".join(parts)
+    if runs is None:
+        parts = [NOT_RUN.format(why=not_run)] if not_run else []
+        for index, fix in enumerate(fixes):
+            lead = first if index == 0 else "Or"
+            parts.append(f"{lead} ({fix.computes}):\n{_diff(fix)}")
+        return "\n".join(parts)
+    said = [verdict(run, calls_before) for run in runs]
+    held = [i for i, v in enumerate(said) if v in HOLDS]
+    failed = [i for i, v in enumerate(said) if v in FAILED]
+    unchecked = [i for i in range(len(fixes)) if i not in held and i not in failed]
+    parts = []
+    for rank, index in enumerate(held):
+        fix = fixes[index]
+        lead = f"{first}, run and verified" if rank == 0 else "Or, also run and verified"
+        parts.append(f"{lead} ({fix.computes}):\n{_diff(fix)}"
+                     f"Run: {happened(runs[index], calls_before)}.\n")
+    for rank, index in enumerate(unchecked):
+        fix = fixes[index]
+        lead = f"{first}, not verified" if not held and rank == 0 else "Or, not verified"
+        parts.append(f"{lead} ({fix.computes}):\n{_diff(fix)}"
+                     f"Run: {happened(runs[index], calls_before)}.\n")
+    if failed:
+        head = "autograd_lens: no suggested edit held when run; " if not held and not unchecked \
+            else "autograd_lens: "
+        lines = [head + ("these failed attempts are not to apply:" if len(failed) > 1 else
+                         "this failed attempt is not to apply:")]
+        lines += [f"  - {_where(fixes[i])} ({fixes[i].computes}): "
+                  f"{happened(runs[i], calls_before)}." for i in failed]
+        parts.append("\n".join(lines) + "\n")
+    text = ("autograd_lens: each suggested edit was run in a sandbox (a temporary copy of your "
+            "folder; your files are not touched), past the call that failed and "
+            "two more backward calls.\n")
+    return text + "\n" + "\n".join(parts)
 
 
 CHILD_NOTE = ("\nautograd_lens: this error happened in a child process, which the command does not "
@@ -73,29 +122,40 @@ def from_a_child(error: BaseException) -> bool:
 
 
 class Teller:
-    """Says each diagnosis once, writes the report, and keeps what ``--verify`` needs:
+    """Says each diagnosis once, writes the report, and keeps what the verification needs:
     ``report`` the report's absolute path (or None), ``calls`` a function giving the number of
-    backward calls that returned so far."""
+    backward calls that returned so far; ``verifying``: the edits are run before they are
+    printed (else ``not_run`` says why they are not)."""
 
-    def __init__(self, report: str | None, calls: Callable[[], int]) -> None:
+    def __init__(self, report: str | None, calls: Callable[[], int], verifying: bool = False,
+                 not_run: str = "") -> None:
         self.report, self.calls = report, calls
+        self.verifying, self.not_run = verifying, not_run
         self.finding: Finding | None = None
         self.fixes: list[Fix] = []
+        self.unbound: list[str] = []  # the edits left out: a name they use is not bound there
         self.calls_before = 0
-        self.pending = ""  # a diagnosis to print after Python's traceback
+        self.pending = ""  # a diagnosis to print after Python's traceback (and the runs)
+        self.runs: list[dict] | None = None  # each fix's verified result, in order
         self.verified: dict | None = None
         self.verdict: str | None = None
         self.started, self.seconds = time.monotonic(), 0.0  # the first run's time to the failure
 
     def failed(self, finding: Finding, frame: Any) -> None:
         """At the moment a backward failed (``frame``: the program's call of it)."""
+        from .edit_guards import names_bound
+
         self.say_pending()  # an earlier failure that a ``with`` block swallowed: said first
         self.finding, self.calls_before = finding, self.calls()
         self.seconds = time.monotonic() - self.started
+        self.runs = self.verified = self.verdict = None
         where = None if frame is None else (frame.f_code.co_filename, frame.f_lineno)
-        self.fixes = finding.pattern.fixes(finding.carriers, where) if finding.pattern else []
-        edit = edit_text(self.fixes, finding.pattern)
-        text = "\n" + str(finding) + "\n" + (edit and "\n" + edit)
+        fixes = finding.pattern.fixes(finding.carriers, where) if finding.pattern else []
+        self.fixes, self.unbound = names_bound(fixes)
+        text = "\n" + str(finding) + "\n" + self._unbound_text()
+        if not self.verifying or not self.fixes:
+            edit = edit_text(self.fixes, finding.pattern, not_run=self.not_run)
+            text += edit and "\n" + edit
         self.write()
         if frame is None or may_be_caught(frame):
             self.pending = ""
@@ -104,22 +164,81 @@ class Teller:
         else:
             self.pending = text
 
+    def _unbound_text(self) -> str:
+        if not self.unbound:
+            return ""
+        return "".join(f"autograd_lens: an edit was left out: {why}.\n" for why in self.unbound)
+
     def say_pending(self) -> None:
         """Print the diagnosis kept for after the traceback (if any)."""
         if self.pending:
             sys.stderr.write(self.pending)
             self.pending = ""
 
+    def say_edits(self, runs: list[dict] | None, not_run: str = "") -> None:
+        """After the runs: the edit block (``runs`` None: the edits were not run, ``not_run``
+        says why)."""
+        from .verify import FAILED, HOLDS, verdict
+
+        if not self.verifying or not self.fixes or self.finding is None:
+            return
+        self.runs = runs
+        if runs is not None:
+            said = [verdict(run, self.calls_before) for run in runs]
+            chosen = next((i for i, v in enumerate(said) if v in HOLDS),
+                          next((i for i, v in enumerate(said) if v not in FAILED), None))
+            if chosen is not None:
+                self.verified, self.verdict = runs[chosen], said[chosen]
+            else:
+                self.verdict = "failed"
+        text = edit_text(self.fixes, self.finding.pattern, runs, self.calls_before, not_run)
+        sys.stderr.write("\n" + text)
+        sys.stderr.flush()
+        self.write()
+
+    def _order(self) -> tuple[list[int], list[int]]:
+        """The fixes printed as the fix and alternatives, and the failed attempts (indexes)."""
+        from .verify import FAILED, HOLDS, verdict
+
+        if self.runs is None:
+            return list(range(len(self.fixes))), []
+        said = [verdict(run, self.calls_before) for run in self.runs]
+        held = [i for i, v in enumerate(said) if v in HOLDS]
+        rest = [i for i, v in enumerate(said) if v not in HOLDS and v not in FAILED]
+        return held + rest, [i for i, v in enumerate(said) if v in FAILED]
+
     def write(self) -> None:
         if self.report is None:
             return
         data = dict(EMPTY_REPORT) if self.finding is None else self.finding.as_dict()
-        first, others = (self.fixes[0], self.fixes[1:]) if self.fixes else (None, [])
-        data.update({"edits": [e.as_dict() for e in first.edits] if first else [],
-                     "computes": first.computes if first else "",
-                     "alternatives": [[e.as_dict() for e in fix.edits] for fix in others],
-                     "alternatives_computes": [fix.computes for fix in others],
-                     "verified": self.verified, "verdict": self.verdict})
+        shown, failed = self._order()
+        first, others = (shown[0], shown[1:]) if shown else (None, [])
+        runs = self.runs or [None] * len(self.fixes)
+        fix = self.fixes[first] if first is not None else None
+        data.update({"edits": [e.as_dict() for e in fix.edits] if fix else [],
+                     "computes": fix.computes if fix else "",
+                     "alternatives": [[e.as_dict() for e in self.fixes[i].edits]
+                                      for i in others],
+                     "alternatives_computes": [self.fixes[i].computes for i in others],
+                     "alternatives_verified": [_public(runs[i], self.calls_before) for i in others],
+                     "failed_attempts": [{"edits": [e.as_dict() for e in self.fixes[i].edits],
+                                          "computes": self.fixes[i].computes,
+                                          "verified": _public(runs[i], self.calls_before)}
+                                         for i in failed],
+                     "left_out": list(self.unbound),
+                     "verified": _public(self.verified, self.calls_before),
+                     "verdict": self.verdict})
         with open(self.report, "w", encoding="utf-8") as handle:
             json.dump(data, handle, indent=2)
             handle.write("\n")
+
+
+def _public(run: dict | None, calls_before: int) -> dict | None:
+    """A run's result as the report gives it, with its verdict."""
+    if run is None:
+        return None
+    from .verify import verdict
+
+    shown = {key: value for key, value in run.items() if key not in ("same_error", "stopped")}
+    shown["verdict"] = verdict(run, calls_before)
+    return shown

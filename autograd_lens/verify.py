@@ -1,18 +1,28 @@
-"""``--verify``: run the program again with the suggested edit, and say whether the error is gone.
+"""Verification: each candidate edit run before it is called the fix.
 
-The edited files are written to a temporary folder, never into the user's; a new Python process
-(``Rerun``, started with the first run) runs the program from there (the script's own folder
-stays first on ``sys.path``, so its neighbours import as before, and an edited module is loaded
-from its edited copy), under the same watch, with the same arguments and the working directory
-and environment the first run started with. It stops once the backward call that failed and a
-few more have run (ending at once, without the program's ``atexit`` handlers), or when the
-program ends, and reports what happened.
+After a failure, every edit the fixes give is applied to a copy of the program and run in the
+sandbox (:mod:`autograd_lens.sandbox`: a temporary copy of the program's folder, writes outside
+it and the network refused), each in a new process forked from one that was started with the
+first run (``Rerun``: it copies the folder and imports torch while the first run goes on, so
+a run starts in milliseconds). A run has the first run's arguments and environment, no input
+(stdin is empty), the edited files in place of the originals, and the same watch. It stops
+once the backward call that failed and :data:`MORE_CALLS` more have run (or the program made
+:data:`MORE_CALLS` + 1 optimizer steps past the step that failed), or when the program ends,
+or at its bound in time; then it ends at once, without the program's ``atexit`` handlers.
 
-What a clean run proves: the edited program gets past the call that failed, and a few more,
-without an error. It does not prove that the edited program computes what its author meant;
-each pattern's proof programs (in the tests) compare the gradient of the edit with an
-independent reference. Rerunning repeats the program's side effects (files it writes, loggers,
-network calls) up to where it is stopped: that is why ``--verify`` is opt-in.
+An edit *holds* (:func:`verdict` ``"gone"``) when its run got past the point that failed without
+an error, and every parameter that the failing call would have reached still gets a gradient
+after it (parameters named by their module and shape, see :mod:`autograd_lens.reached`). "Past
+the point" is counted in backward calls, or, for an edit that merges backward calls into one
+(fewer calls per step), in optimizer steps: the run passes the step that failed and ends by
+itself or makes more steps; a program without optimizer steps whose edit merges backward calls
+(:func:`merges`) is past the point when it made its merged call and ended by itself without an
+error.
+
+What a run that holds proves: the edited program gets past the failure, keeps training the same
+parameters, without an error. It does not prove that the edited program computes what its
+author meant; each pattern's proof programs (in the tests) compare the gradient of the edit with
+an independent reference.
 """
 
 from __future__ import annotations
@@ -21,50 +31,100 @@ import contextlib
 import json
 import linecache
 import os
+import select
+import shutil
+import signal
 import subprocess
 import sys
-import tempfile
+import time
+from collections import Counter
 from typing import Any
 
+from . import reached, sandbox
 from .edits import Edit, apply, by_file
 from .errors import error_kind
 from .lifetime import die_with_parent, stop_group
 from .running import run_as_main
 
-MORE_CALLS = 3
-READY = "ready\n"  # what the re-run's process says on stderr once it waits for its run
-"""How many backward calls past the one that failed the verifying run lets through."""
+MORE_CALLS = 2
+"""How many backward calls past the one that failed a verifying run lets through."""
+READY = "ready\n"  # what the re-run's process says on stderr once it waits for its runs
+DONE = "done "  # ... and once a run ended: "done <how>"
 
 
 class CallCounter:
-    """Counts the backward and ``autograd.grad`` calls that return (an outer wrapper around the
-    watch's, on the function through which both run the engine); with a ``limit``, stops the
-    program once that many have returned."""
+    """Counts the backward and ``autograd.grad`` calls that return and the optimizer steps (an
+    outer wrapper around the watch's, on the function through which both run the engine).
 
-    def __init__(self, limit: int | None = None) -> None:
-        self.count, self.limit = 0, limit
+    In the first run it keeps, at the failure, what the verifying runs compare with
+    (:attr:`expected`: the names of the parameters the failing call would reach, with their
+    counts; :attr:`steps_before`: the optimizer steps made before it). In a verifying run,
+    ``limit`` stops the program once that many calls have returned (or ``step_limit`` steps have
+    been made), and the parameters reached by the calls from ``watch_from`` on (or made during
+    a step from ``steps_from`` on) are kept."""
+
+    def __init__(self, limit: int | None = None, step_limit: int | None = None,
+                 watch_from: int | None = None, steps_from: int | None = None) -> None:
+        self.count, self.limit, self.steps, self.step_limit = 0, limit, 0, step_limit
+        self.watch_from, self.steps_from = watch_from, steps_from
+        self.expected: dict[str, int] | None = None
+        self.steps_before = 0
+        self.reached: dict[int, Any] = {}
         self._saved: list[tuple[str, Any]] = []
+        self._hook: Any = None
+
+    def _watched(self) -> bool:
+        return (self.watch_from is not None and self.count >= self.watch_from) or \
+            (self.steps_from is not None and self.steps >= self.steps_from)
 
     def _wrap(self, original: Any) -> Any:
-        def counted(*args: Any, **kwargs: Any) -> Any:
-            result = original(*args, **kwargs)
+        def counted(outputs: Any, *args: Any, **kwargs: Any) -> Any:
+            if self._watched() and kwargs.get("accumulate_grad", True) is not False:
+                with contextlib.suppress(Exception):
+                    for leaf in reached.leaves(outputs):
+                        self.reached[id(leaf)] = leaf
+            try:
+                result = original(outputs, *args, **kwargs)
+            except RuntimeError as error:
+                if self.expected is None and error_kind(error) is not None:
+                    self._keep(outputs)
+                raise
             self.count += 1
             if self.limit is not None and self.count >= self.limit:
                 raise _Enough
             return result
         return counted
 
+    def _keep(self, outputs: Any) -> None:
+        """At the first run's failure: the parameters the failing call would reach."""
+        self.steps_before = self.steps
+        try:
+            found = [t for t in reached.leaves(outputs) if getattr(t, "requires_grad", False)]
+            self.expected = dict(Counter(reached.names(found)))
+        except Exception:  # noqa: BLE001 - an answer of ours must never add an error
+            self.expected = {}
+
+    def _stepped(self, *args: Any) -> None:
+        self.steps += 1
+        if self.step_limit is not None and self.steps >= self.step_limit:
+            raise _Enough
+
     def __enter__(self) -> CallCounter:
         import torch
+        from torch.optim.optimizer import register_optimizer_step_post_hook
 
         original = torch.autograd._engine_run_backward
         self._saved.append(("_engine_run_backward", original))
         torch.autograd._engine_run_backward = self._wrap(original)
+        self._hook = register_optimizer_step_post_hook(self._stepped)
         return self
 
     def __exit__(self, *exc_info: Any) -> None:
         import torch
 
+        if self._hook is not None:
+            self._hook.remove()
+            self._hook = None
         while self._saved:
             name, original = self._saved.pop()
             setattr(torch.autograd, name, original)
@@ -76,36 +136,86 @@ class _Enough(BaseException):
 
 
 class Rerun:
-    """The new process that runs the edited program, started before the program's first run: it
-    imports torch while the first run goes on, on another core, then waits for the edit. The
-    program's working directory and environment are those the first run started with. Not
-    needed, it is stopped (``close``)."""
+    """The process that runs the program again, started before the program's first run: it
+    copies the program's folder (``root``, by default the working folder) into the sandbox's
+    folder and imports torch while the first run goes on, then forks one process per run
+    (:meth:`run`, as many as asked, one after the other). It is started as the user's
+    interpreter started the command (the same flags, environment and ``PYTHONPATH``: this
+    package is found the way the command found it, not added to the path); its working folder
+    is the one the first run started in. Not needed any more, it is stopped (``close``), with
+    all it started, and its folder removed."""
 
-    def __init__(self) -> None:
+    def __init__(self, root: str | None = None) -> None:
+        self.cwd = os.getcwd()
+        self.root = os.path.realpath(root or self.cwd)
+        self.folder = sandbox.make_folder()
+        self.runs = 0
         package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-            [package] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
+        setup = json.dumps({"folder": self.folder, "root": self.root, "cwd": self.cwd,
+                            "parent": os.getpid()})
+        # The process starts from sandbox.py alone, so that it copies the folder before it
+        # imports torch (and this package); -c leaves sys.path as python -m left the command's.
+        code = ("import importlib.util as u; "
+                f"s = u.spec_from_file_location('autograd_lens_boot', {sandbox.__file__!r}); "
+                "m = u.module_from_spec(s); s.loader.exec_module(m); "
+                f"m.boot({setup!r}, {package!r})")
+        flags = subprocess._args_from_interpreter_flags()
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "autograd_lens.verify"], stdin=subprocess.PIPE,
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env,
+            [sys.executable, *flags, "-c", code], stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
             process_group=0)  # its own group: stopped as a whole (see lifetime)
+        self._ready: bool | None = None
+        # The first run starts once the folder is copied: the runs find it as the first run did.
+        copied = self.process.stderr.readline()
+        self._said = "" if copied == sandbox.COPIED else copied + "\n"
+        if self._said:
+            self._ready = False
+
+    def _wait_ready(self) -> bool:
+        if self._ready is None:
+            line = self.process.stderr.readline()
+            self._ready = line == READY
+            if not self._ready:
+                self._said += line + self.process.stderr.read()
+        return self._ready
 
     def run(self, spec: dict, seconds: float | None = None) -> str:
-        """Hand the process its run once it is ready (torch imported) and wait for it to end (at
-        most ``seconds`` from then: else ``subprocess.TimeoutExpired``); returns what it wrote
-        to stderr."""
-        ready = self.process.stderr.readline()
-        if ready != READY:
-            return ready + self.process.communicate()[1]
-        return self.process.communicate(json.dumps(spec) + "\n", timeout=seconds)[1]
+        """Run the program as ``spec`` says (see ``_child``) once the process is ready (torch
+        imported) and wait for it to end (at most ``seconds`` from then: else
+        ``subprocess.TimeoutExpired``); returns what the process said about it on stderr."""
+        if not self._wait_ready():
+            return self._said
+        spec = dict(spec, seconds=seconds, run=self.runs)
+        self.runs += 1
+        try:
+            self.process.stdin.write(json.dumps(spec) + "\n")
+            self.process.stdin.flush()
+        except OSError:
+            return self.process.stderr.read()
+        said = []
+        deadline = None if seconds is None else time.monotonic() + seconds + 30
+        while True:
+            if deadline is not None:
+                left = deadline - time.monotonic()
+                if left <= 0 or not select.select([self.process.stderr], [], [], left)[0]:
+                    raise subprocess.TimeoutExpired("the re-run", seconds or 0)
+            line = self.process.stderr.readline()
+            if not line:
+                return "".join(said)
+            if line.startswith(DONE):
+                if line.strip() == DONE + "timeout":
+                    raise subprocess.TimeoutExpired("the re-run", seconds or 0)
+                return "".join(said)
+            said.append(line)
 
     def close(self) -> None:
-        """Stop the process and all it started (a no-op once done)."""
+        """Stop the process and all it started, and remove its folder (a no-op once done)."""
         stop_group(self.process.pid)
         self.process.wait()
         for pipe in (self.process.stdin, self.process.stderr):
             with contextlib.suppress(OSError):
                 pipe.close()
+        shutil.rmtree(self.folder, ignore_errors=True)
 
     def __enter__(self) -> Rerun:
         return self
@@ -121,29 +231,41 @@ def bound(seconds_to_failure: float) -> float:
 
 
 def verify(edits: list[Edit], module: str | None, target: list[str], calls_before: int,
-           rerun: Rerun | None = None, seconds: float | None = None) -> dict:
-    """Run the program with ``edits`` applied, in a new process (``rerun``, if one was started
-    before the first run); ``calls_before``: the calls that returned before the one that failed;
-    ``seconds``: the bound, after which the run is stopped. Returns ``{"ran",
-    "backward_calls", "error"}`` and, for :func:`verdict`, ``"same_error"``: whether its error
-    is the freed-graph or in-place error again."""
+           rerun: Rerun | None = None, seconds: float | None = None,
+           expected: dict[str, int] | None = None, steps_before: int | None = None) -> dict:
+    """Run the program with ``edits`` applied, in the sandbox (``rerun``'s, if one was started
+    before the first run; else a new one, closed after); ``calls_before``: the calls that
+    returned before the one that failed; ``steps_before``: the optimizer steps made before it
+    (None: not counted); ``expected``: the names of the parameters the failing call would reach
+    (None: not compared); ``seconds``: the bound, after which the run is stopped. Returns
+    ``{"ran", "backward_calls", "error"}`` and ``"steps"``, ``"ended"`` (the program ended by
+    itself), ``"missing"`` (parameters of ``expected`` no call past the failure reached),
+    ``"refused"`` (what the sandbox refused, if that ended the run), and, for :func:`verdict`,
+    ``"same_error"``: whether its error is the freed-graph or in-place error again."""
     if not edits:
         return {"ran": False, "backward_calls": 0, "error": "no edit was derived to run"}
     with contextlib.ExitStack() as stack:
-        rerun = rerun or Rerun()
-        folder = stack.enter_context(tempfile.TemporaryDirectory(prefix="autograd_lens_verify_"))
-        stack.callback(rerun.close)  # stopped first (however this ends), then the folder removed
+        if rerun is None:
+            rerun = Rerun()
+            stack.callback(rerun.close)
+        place = os.path.join(rerun.folder, f"edits_{rerun.runs}")
+        os.makedirs(place, exist_ok=True)
         files = {}
         for index, (file, group) in enumerate(by_file(edits).items()):
-            copy = os.path.join(folder, f"{index}_{os.path.basename(file)}")
+            copy = os.path.join(place, f"{index}_{os.path.basename(file)}")
             with open(copy, "w", encoding="utf-8") as handle:
                 handle.writelines(apply(group, linecache.getlines(file)))
             files[os.path.abspath(file)] = copy
-        result = os.path.join(folder, "result.json")
+        result = os.path.join(place, "result.json")
+        spec = {"files": files, "module": module, "target": target,
+                "limit": calls_before + 1 + MORE_CALLS, "result": result,
+                "watch_from": calls_before}
+        if steps_before is not None:
+            spec.update(step_limit=steps_before + 2 + MORE_CALLS, steps_from=steps_before)
+        if expected is not None:
+            spec["expected"] = expected
         try:
-            stderr = rerun.run({"files": files, "module": module, "target": target,
-                                "limit": calls_before + 1 + MORE_CALLS, "result": result},
-                               seconds)
+            stderr = rerun.run(spec, seconds)
         except subprocess.TimeoutExpired:
             return {"ran": False, "backward_calls": 0,
                     "error": f"stopped after {seconds:.0f} s, the bound on the run"}
@@ -151,96 +273,247 @@ def verify(edits: list[Edit], module: str | None, target: list[str], calls_befor
             last = (stderr.strip().splitlines() or ["no output"])[-1]
             return {"ran": False, "backward_calls": 0, "error": f"the run did not finish: {last}"}
         with open(result, encoding="utf-8") as handle:
-            return json.load(handle)
+            found = json.load(handle)
+        found["steps_before"] = steps_before
+        if merges(edits):
+            found["merges"] = True
+        return found
+
+
+def merges(edits: list[Edit]) -> bool:
+    """Whether ``edits`` leave fewer backward calls than they replace (one backward of a sum
+    in place of two)."""
+    def calls(lines: Any) -> int:
+        return sum(line.count(".backward(") + line.count("autograd.grad(") for line in lines)
+    return calls(line for e in edits for line in e.new) < calls(e.old for e in edits)
+
+
+def _reached(verified: dict, calls_before: int) -> bool:
+    """Whether the run got past the point that failed: past the failing call and the calls
+    after it, or (an edit with fewer backward calls per step) past the step that failed, then
+    ended by itself or made more steps."""
+    if verified["backward_calls"] > calls_before + MORE_CALLS:
+        return True
+    if verified["backward_calls"] > calls_before and (verified.get("stopped") or
+                                                      verified.get("ended")):
+        return True  # past the failing call, then stopped or at the program's end
+    before = verified.get("steps_before")
+    if before is None:
+        return verified["backward_calls"] > calls_before
+    steps = verified.get("steps", 0)
+    if steps > before + MORE_CALLS or (steps > before and verified.get("ended", False)) or \
+            (verified["backward_calls"] > calls_before and steps > before):
+        return True
+    # An edit that merges backward calls (one backward of a sum) and a program without steps
+    # past the failure: it ran its merged call and went on to its own end.
+    return bool(verified.get("merges")) and verified.get("ended", False) and \
+        verified["backward_calls"] >= 1 and steps >= before
 
 
 def verdict(verified: dict, calls_before: int) -> str:
-    """What the re-run shows: "gone" (it got past the call that failed without an error),
-    "still_fails" (the same kind of error again), "not_reached" (it ended, cleanly or on
-    another kind of error, before the call that failed: it shows nothing about the edit),
-    "other_error" (past the call that failed, another error), "not_run"."""
+    """What the re-run shows: "gone" (it got past the point that failed without an error, the
+    same parameters still getting gradients), "still_fails" (the same kind of error again),
+    "lost_gradients" (past the point, but parameters the failing call would reach get no
+    gradient), "refused" (the sandbox refused what the program needed: it shows nothing about
+    the edit), "not_reached" (it ended cleanly before the point that failed: it shows nothing),
+    "other_error" (another error), "not_run"."""
     if not verified["ran"]:
         return "not_run"
-    reached = verified["backward_calls"] > calls_before
+    if verified.get("refused"):
+        return "refused"
     if verified["error"] and verified.get("same_error", True):
         return "still_fails"
-    if not reached:
+    if verified["error"]:
+        return "other_error"
+    if not _reached(verified, calls_before):
         return "not_reached"
-    return "other_error" if verified["error"] else "gone"
+    return "lost_gradients" if verified.get("missing") else "gone"
 
 
-def announce(calls_before: int, seconds: float) -> str:
-    """The line said before a re-run that repeats a long healthy phase (10 calls or more)."""
+HOLDS = ("gone",)
+FAILED = ("still_fails", "other_error", "lost_gradients")
+
+
+def announce(calls_before: int, seconds: float, runs: int = 1) -> str:
+    """The line said before re-runs that repeat a long healthy phase (10 calls or more)."""
     if calls_before < 10:
         return ""
-    return (f"\nautograd_lens: running the edited program again: it repeats the {calls_before} "
-            "backward calls that ran before the one that failed, with their side effects "
+    edits = "the suggested edit" if runs == 1 else f"each of the {runs} suggested edits"
+    return (f"\nautograd_lens: running the program again with {edits} in a sandbox: each run "
+            f"repeats the {calls_before} backward calls that ran before the one that failed "
             f"(stopped after {seconds:.0f} s at most).\n")
 
 
-def describe(verified: dict, calls_before: int) -> str:
-    """One paragraph for the text report."""
-    head = "autograd_lens: ran the suggested edit: "
+def happened(verified: dict, calls_before: int) -> str:
+    """What the run of one edit showed, as a clause."""
     said = verdict(verified, calls_before)
-    if said == "not_run":
-        return head + f"it could not run ({verified['error']})."
     count = verified["backward_calls"]
     calls = "1 backward call" if count == 1 else f"{count} backward calls"
-    failing = f"call {calls_before + 1}"
+    if said == "not_run":
+        return f"it could not run ({verified['error']})"
+    if said == "refused":
+        return f"not checked: {verified['refused']}"
     if said == "still_fails":
-        return head + f"it still fails, after {calls}: {verified['error']}"
-    if said == "not_reached":
-        how = f"stopped on another error ({verified['error']})" if verified["error"] else \
-            "ended"
-        return (head + f"the run {how} after {calls}, before reaching the backward call that "
-                f"failed (the first run's {failing}), so it does not show whether the error is "
-                "gone. The re-run reads no input (stdin is empty), and finds what the first run "
-                "left behind (files, folders).")
+        return f"it still fails, after {calls}: {verified['error']}"
     if said == "other_error":
-        return (head + f"it got past the call that failed, then stopped on another error, after "
-                f"{calls}: {verified['error']}")
-    return (head + f"{calls} ran without an error, past the call that failed. This shows the "
-            "error is gone; it does not show that the edit computes what you meant (the words "
-            "above the edit say what it computes).")
+        return f"it stopped on another error, after {calls}: {verified['error']}"
+    if said == "lost_gradients":
+        lost = verified["missing"]
+        shown = ", ".join(lost[:4]) + (f" and {len(lost) - 4} more" if len(lost) > 4 else "")
+        return (f"past the call that failed, but {len(lost)} parameter"
+                f"{'s' if len(lost) != 1 else ''} that the failing call would reach no longer "
+                f"get{'s' if len(lost) == 1 else ''} a gradient: {shown}")
+    if said == "not_reached":
+        return (f"not checked: the run ended after {calls}, before reaching the point that "
+                f"failed (the first run's call {calls_before + 1}); the re-run reads no input "
+                "(stdin is empty)")
+    steps = verified.get("steps", 0)
+    past = f"{calls}" + (f" and {steps} optimizer step{'s' if steps != 1 else ''}" if steps else "")
+    return (f"{past} ran without an error, past the point that failed, every parameter that "
+            "the failing call would reach still getting a gradient")
+
+
+def describe(verified: dict, calls_before: int) -> str:
+    """One paragraph for the text report about one run (see :func:`happened`)."""
+    return f"autograd_lens: ran the suggested edit: {happened(verified, calls_before)}."
 
 
 def _child(spec: dict) -> bool:
-    """The verifying run; writes its result, and returns whether it stopped the program."""
+    """The verifying run; writes its result, and returns whether it stopped the program.
+    ``spec``: ``module``, ``target`` (as the command got them), ``files`` (edited copies, by
+    the original's path), ``limit`` (the calls after which to stop), ``step_limit``,
+    ``watch_from`` and ``steps_from`` (see :class:`CallCounter`), ``expected`` (the names of
+    the parameters to find reached), ``result`` (where to write the result), ``record`` (where
+    the recording writes its evidence, if it runs), and, set by the sandbox, ``sandbox``:
+    ``{"folder": the run's copy, "root": the original folder it copies}``."""
     from .watch import Watch
 
-    counter = CallCounter(spec["limit"])
-    error, stopped, same = None, False, False
+    counter = CallCounter(spec["limit"], spec.get("step_limit"), spec.get("watch_from"),
+                          spec.get("steps_from"))
+    error, stopped, same, ended = None, False, False, False
     try:
-        with Watch(), counter:
+        with contextlib.ExitStack() as stack:
+            if spec.get("record"):
+                from .record import Recording
+                stack.enter_context(Recording(spec))
+            stack.enter_context(Watch())
+            stack.enter_context(counter)
             run_as_main(spec["module"], spec["target"], spec["files"])
+        ended = True
     except _Enough:
         stopped = True
     except SystemExit as leaving:
+        ended = True
         if leaving.code not in (None, 0):
             error = f"the program exited with status {leaving.code}"
     except BaseException as caught:  # noqa: BLE001 - what the edited program raised is the answer
         error = f"{type(caught).__name__}: {str(caught).splitlines()[0] if str(caught) else ''}"
         same = error_kind(caught) is not None
-    result = {"ran": True, "backward_calls": counter.count, "error": error}
+    result = {"ran": True, "backward_calls": counter.count, "error": error,
+              "steps": counter.steps, "ended": ended, "stopped": stopped}
+    if sandbox.REFUSED and error is not None:
+        result["refused"] = sandbox.REFUSED[0]
     if error is not None:
         result["same_error"] = same
-    with open(spec["result"], "w", encoding="utf-8") as handle:
+    if spec.get("expected") is not None and error is None and counter.reached:
+        with contextlib.suppress(Exception):
+            got = reached.names(list(counter.reached.values()))
+            result["missing"] = reached.missing(spec["expected"], got)
+    with open(spec["result"], "w", encoding="utf-8") as handle:  # allowed by the guard
         json.dump(result, handle)
     return stopped
 
 
-if __name__ == "__main__":
-    die_with_parent()
+# -- the re-run's process ------------------------------------------------------------------
+
+def _inside(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def _moved(path: str, root: str, copy: str) -> str:
+    return os.path.join(copy, os.path.relpath(path, root)) if _inside(path, root) else path
+
+
+def _start(spec: dict, setup: dict, run_folder: str) -> None:
+    """In the forked process of one run: its folder, its files, the guard, then the run."""
+    root, cwd = setup["root"], setup["cwd"]
+    temp = run_folder + ".tmp"
+    sandbox.fresh(setup["snapshot"], run_folder)
+    os.makedirs(temp)
+    files = {}
+    for original, edited in (spec.get("files") or {}).items():
+        real = os.path.realpath(original)
+        if _inside(real, root):
+            there = _moved(real, root, run_folder)
+            if os.path.lexists(there):
+                os.unlink(there)
+            shutil.copyfile(edited, there)
+        else:
+            files[original] = edited
+    target = list(spec["target"])
+    if spec.get("module") is None and target:
+        script = os.path.join(cwd, target[0])
+        if os.path.isabs(target[0]) or not _inside(os.path.realpath(cwd), root):
+            target[0] = _moved(os.path.realpath(script), root, run_folder)
+    here = _moved(os.path.realpath(cwd), root, run_folder)
+    os.chdir(here if os.path.isdir(here) else run_folder)
+    os.environ["PWD"] = os.getcwd()
+    spec = dict(spec, files=files, target=target,
+                sandbox={"folder": run_folder, "root": root})
+    sandbox.enter([run_folder, temp], [spec["result"], spec.get("record")])
+    if not _child(spec):
+        # It ended by itself: its atexit handlers run, as Python runs them (in the sandbox).
+        import atexit
+        atexit._run_exitfuncs()
+
+
+def _serve(setup: dict) -> None:
+    """The re-run's process, once its folder is copied (see :func:`sandbox.boot`): import
+    torch, say it is ready, then run each spec read from stdin in a forked process, and say
+    ``done`` after each."""
+    folder = setup["folder"]
+    setup["snapshot"] = os.path.join(folder, "snapshot")
     from .watch import Watch  # noqa: F401 - torch imported while the first run goes on
 
-    sys.stderr.write(READY)
-    sys.stderr.flush()
-    spec = sys.stdin.readline()  # empty: the first run needed no re-run
-    if spec:
-        sys.stdin = open(os.devnull)  # the re-run reads no input
-        sys.stdout = sys.stderr = open(os.devnull, "w")  # the program's own output is not shown
-        if _child(json.loads(spec)):
-            # Stopped part-way, the program ends here, as if killed: its atexit handlers (which
-            # could, say, save a half-trained model over the first run's) do not run, and
-            # neither does the interpreter's clean-up, which takes torch almost half a second.
-            os._exit(0)
+    out = sys.stderr
+    out.write(READY)
+    out.flush()
+    for line in sys.stdin:
+        spec = json.loads(line)
+        run_folder = os.path.join(folder, f"run_{spec.get('run', 0)}")
+        pid = os.fork()
+        if pid == 0:  # the run
+            try:
+                die_with_parent()
+                signal.signal(signal.SIGTERM, signal.SIG_DFL)
+                devnull = os.open(os.devnull, os.O_RDWR)
+                for fd in (0, 1, 2):
+                    os.dup2(devnull, fd)
+                sys.stdin = open(os.devnull)
+                sys.stdout = sys.stderr = open(os.devnull, "w")
+                _start(spec, setup, run_folder)
+            finally:
+                # Stopped part-way, the program ends here, as if killed: its atexit handlers
+                # (which could, say, save a half-trained model) do not run, and neither does the
+                # interpreter's clean-up, which takes torch almost half a second.
+                os._exit(0)
+        how = _wait(pid, spec.get("seconds"))
+        shutil.rmtree(run_folder, ignore_errors=True)
+        shutil.rmtree(run_folder + ".tmp", ignore_errors=True)
+        out.write(f"{DONE}{how}\n")
+        out.flush()
+
+
+def _wait(pid: int, seconds: float | None) -> str:
+    """Wait for the run ``pid`` to end (killed after ``seconds``): "ended" or "timeout"."""
+    deadline = None if seconds is None else time.monotonic() + seconds
+    while True:
+        done, _ = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return "ended"
+        if deadline is not None and time.monotonic() > deadline:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            return "timeout"
+        time.sleep(0.01)

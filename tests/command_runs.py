@@ -26,7 +26,7 @@ def command_reports(names: list[str], folder: Path) -> dict:
         err = io.StringIO()
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
             try:
-                code = main(["--report", str(report), str(SCRIPTS / name)])
+                code = main(["--report", str(report), "--no-verify", str(SCRIPTS / name)])
             except SystemExit as leaving:
                 code = leaving.code
         found[name] = {"code": code, "text": err.getvalue(),

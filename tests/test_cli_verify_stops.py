@@ -1,10 +1,11 @@
-"""`--verify`'s re-run ends with the command: a signal to the command while the re-run trains
-(a kill, a job scheduler's SIGTERM, a closed terminal's SIGHUP, Ctrl-C) stops the re-run and all
-it started, removes its temporary copy, and ends the command as the signal would, without a
-traceback of the command's own.
+"""The runs of the edits end with the command: a signal to the command while an edited program
+trains in the sandbox (Ctrl-C, a job scheduler's SIGTERM, a closed terminal's SIGHUP, a kill -9)
+stops every process the command started, removes the temporary folder, and (but for SIGKILL,
+which nothing can catch) ends the command as the signal would, without a traceback of the
+command's own.
 
-Each case starts the command in a session of its own, waits until the re-run runs the program
-(its process id is the second in pids.txt), then signals the command.
+Each case starts the command in a session of its own, waits until the sandbox runs the edited
+program (its run folder exists), notes every process the command started, then signals it.
 """
 
 from __future__ import annotations
@@ -22,17 +23,30 @@ import pytest
 SCRIPT = Path(__file__).parent / "scripts" / "hard_verify_slow.py"
 
 
-def _pids(folder: Path) -> list[int]:
-    path = folder / "pids.txt"
-    return [int(p) for p in path.read_text().split()] if path.exists() else []
-
-
 def _running(pid: int) -> bool:
     try:
         state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
     except (FileNotFoundError, ProcessLookupError):
         return False
     return state != "Z"
+
+
+def _descendants(pid: int) -> list[int]:
+    """The processes below ``pid`` (from /proc)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (FileNotFoundError, ProcessLookupError, IndexError):
+                continue
+            children.setdefault(parent, []).append(int(entry.name))
+    found, stack = [], [pid]
+    while stack:
+        for child in children.get(stack.pop(), []):
+            found.append(child)
+            stack.append(child)
+    return found
 
 
 def _wait(condition, seconds: float) -> bool:
@@ -44,36 +58,44 @@ def _wait(condition, seconds: float) -> bool:
     return True
 
 
+def _run_started(temp: Path) -> bool:
+    return any((folder / "run_0").is_dir() for folder in temp.iterdir())
+
+
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT],
-                         ids=["SIGTERM", "SIGHUP", "SIGINT"])
-def test_a_signal_to_the_command_stops_the_rerun_and_removes_its_copy(tmp_path, signum):
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGKILL],
+                         ids=["SIGTERM", "SIGHUP", "SIGINT", "SIGKILL"])
+def test_a_signal_to_the_command_stops_every_run_and_removes_the_folder(tmp_path, signum):
     work, temp = tmp_path / "work", tmp_path / "tmp"
     work.mkdir()
     temp.mkdir()
     shutil.copy(SCRIPT, work)
     env = dict(os.environ, TMPDIR=str(temp), OMP_NUM_THREADS="1")
     command = subprocess.Popen(
-        [sys.executable, "-m", "autograd_lens", "--verify", SCRIPT.name], cwd=work, env=env,
+        [sys.executable, "-m", "autograd_lens", SCRIPT.name], cwd=work, env=env,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
-        assert _wait(lambda: len(_pids(work)) >= 2 or command.poll() is not None, 240)
+        assert _wait(lambda: _run_started(temp) or command.poll() is not None, 240)
         assert command.poll() is None, command.communicate()
-        rerun = _pids(work)[1]
-        assert _running(rerun) and [p.name[:21] for p in temp.iterdir()] == [
-            "autograd_lens_verify_"]
+        started = _descendants(command.pid)
+        assert len(started) >= 2  # the sandbox's process and the run it forked
+        assert [p.name[:21] for p in temp.iterdir()] == ["autograd_lens_verify_"]
         command.send_signal(signum)
         out, err = command.communicate(timeout=120)
     finally:
         if command.poll() is None:
             command.kill()
     assert command.returncode == -signum, err
-    assert _wait(lambda: not _running(rerun), 10), "the re-run is still running"
-    assert list(temp.iterdir()) == []  # the temporary copy is removed
+    assert _wait(lambda: not any(_running(p) for p in started), 20), "a run is still running"
+    assert _wait(lambda: list(temp.iterdir()) == [], 20)  # the temporary folder is removed
     steps = (work / "steps.txt").read_text()
     time.sleep(1.5)
     assert (work / "steps.txt").read_text() == steps  # nothing trains on in the user's folder
+    assert len(steps.splitlines()) == 1  # the first run's one step: the runs wrote in the copy
+    if signum == signal.SIGKILL:
+        return
     # The program's own traceback only: none of the command's, no KeyboardInterrupt.
     assert err.count("Traceback (most recent call last)") == 1
     assert "KeyboardInterrupt" not in err and f"autograd_lens{os.sep}" not in err
-    assert "the run of the suggested edit was stopped" in err
+    assert "the runs of the suggested edits were stopped" in err
+    assert "were not run (the runs of the edits were stopped)" in err

@@ -1,6 +1,7 @@
-"""`--verify` says only what its re-run shows: a re-run that never reached the call that failed
-shows nothing about the edit, a failure of another kind before it is not blamed on the edit, a
-long healthy phase repeated is said before, and the re-run is stopped at its bound."""
+"""The runs of the edits say only what they show: a run that never reached the call that failed
+shows nothing about the edit (it is printed as not verified, with why), a run starts from the
+program's folder as the first run found it (so a folder the first run made does not stop it), a
+long healthy phase repeated is said before, and a run is stopped at its bound."""
 
 from __future__ import annotations
 
@@ -15,14 +16,14 @@ from pathlib import Path
 import pytest
 
 SCRIPTS = Path(__file__).parent / "scripts"
-CLEAN = "This shows the error is gone"
+CLEAN = "ran without an error, past the point that failed"
 
 
 def run_in(folder: Path, script: str, stdin: str = "") -> dict:
-    """`python -m autograd_lens --verify --report r.json SCRIPT` in ``folder`` (a copy)."""
+    """`python -m autograd_lens --report r.json SCRIPT` in ``folder`` (a copy)."""
     shutil.copy(SCRIPTS / script, folder)
     done = subprocess.run(
-        [sys.executable, "-m", "autograd_lens", "--verify", "--report", "r.json", script],
+        [sys.executable, "-m", "autograd_lens", "--report", "r.json", script],
         cwd=folder, input=stdin, capture_output=True, text=True, timeout=300)
     report = json.loads((folder / "r.json").read_text())
     return {"code": done.returncode, "stderr": done.stderr, "report": report}
@@ -42,29 +43,37 @@ def test_a_rerun_without_its_input_does_not_say_the_error_is_gone(runs):
     found = runs["stdin"]
     assert found["code"] == 1 and found["report"]["carriers"][0]["name"] == "h"
     assert CLEAN not in found["stderr"]
-    assert "before reaching the backward call that failed (the first run's call 2), so it " \
-           "does not show whether the error is gone" in found["stderr"]
+    assert "The fix as an edit of your program, not verified (" in found["stderr"]
+    assert "Run: not checked: the run ended after 0 backward calls, before reaching the point " \
+           "that failed (the first run's call 2); the re-run reads no input (stdin is empty)." \
+           in found["stderr"]
     assert found["report"]["verdict"] == "not_reached"
-    assert found["report"]["verified"] == {"ran": True, "backward_calls": 0, "error": None}
+    verified = found["report"]["verified"]
+    assert {k: verified[k] for k in ("ran", "backward_calls", "error", "ended")} == \
+        {"ran": True, "backward_calls": 0, "error": None, "ended": True}
+    assert found["report"]["failed_attempts"] == []
 
 
-def test_a_failure_of_another_kind_before_the_call_is_not_blamed_on_the_edit(runs):
+def test_a_folder_the_first_run_made_does_not_stop_the_rerun(runs):
+    """The program makes its folder without exist_ok: a second run in the same place would fail
+    on os.mkdir, edited or not. The runs start from the folder as the first run found it."""
     found = runs["mkdir"]
     err = found["stderr"]
-    assert "still fails" not in err and CLEAN not in err
-    assert "the run stopped on another error (FileExistsError: [Errno 17] File exists: " \
-           "'run_001') after 0 backward calls, before reaching the backward call that failed" in err
-    assert found["report"]["verdict"] == "not_reached"
+    assert "still fails" not in err and "FileExistsError" not in err.split("See: ")[-1]
+    assert "The fix as an edit of your program, run and verified (" in err and CLEAN in err
+    assert found["report"]["verdict"] == "gone"
+    assert found["report"]["verified"]["backward_calls"] == 3  # the program's own three
 
 
 def test_a_long_healthy_phase_repeated_is_said_before_the_rerun(runs):
     err = runs["long"]["stderr"]
-    said = "autograd_lens: running the edited program again: it repeats the 13 backward calls " \
-           "that ran before the one that failed, with their side effects (stopped after "
-    assert said in err and err.index(said) < err.index("autograd_lens: ran the suggested edit")
+    said = "autograd_lens: running the program again with the suggested edit in a sandbox: " \
+           "each run repeats the 13 backward calls that ran before the one that failed " \
+           "(stopped after "
+    assert said in err and err.index(said) < err.index("run in a sandbox (a temporary copy")
     assert CLEAN in err and runs["long"]["report"]["verdict"] == "gone"
     # A short one (a single call before) is not announced.
-    assert "running the edited program again" not in runs["stdin"]["stderr"]
+    assert "running the program again" not in runs["stdin"]["stderr"]
 
 
 def test_the_rerun_is_stopped_at_its_bound(tmp_path):

@@ -55,7 +55,8 @@ NO_EDIT = {
 
 
 def run_command(spec: str, report: Path) -> dict:
-    """``python -m autograd_lens --report REPORT --verify SPEC`` run by main() in this process,
+    """``python -m autograd_lens --report REPORT --verify SPEC`` run by main() in this process
+(``--verify``: accepted, the default),
     from the scripts' folder: its exit code, output and report."""
     words = spec.split()
     out, err = io.StringIO(), io.StringIO()
@@ -116,14 +117,12 @@ def test_the_edit_makes_the_failing_script_run_clean_and_verify_says_so(spec, tm
     found = run_command(spec, tmp_path / "report.json")
     report, err = found["report"], found["stderr"]
     assert found["code"] == 1  # the first run's exit code, whatever the re-run did
-    assert _snapshot(SCRIPTS) == before  # --verify wrote nothing beside the script
+    assert _snapshot(SCRIPTS) == before  # the runs of the edits wrote nothing beside the script
     assert len(report["alternatives"]) == len(report["alternatives_computes"])
     _check_edit_lines(report)
-    assert "\nautograd_lens: ran the suggested edit: " in err
     if spec in NO_EDIT:
         assert report["edits"] == [] and report["alternatives"] == [], NO_EDIT[spec]
-        assert report["verified"] == {"ran": False, "backward_calls": 0,
-                                      "error": "no edit was derived to run"}
+        assert report["verified"] is None and "run in a sandbox" not in err
         assert "The fix as an edit" not in err and "\n+++ " not in err
         assert "no edit of your lines" in err
         if report["pattern"] == "unknown":
@@ -136,9 +135,11 @@ def test_the_edit_makes_the_failing_script_run_clean_and_verify_says_so(spec, tm
         assert run_fixed(spec, _edits(report), tmp_path) is None
     assert report["verified"]["ran"] is True and report["verified"]["error"] is None, \
         report["verified"]
+    assert report["verdict"] == "gone" and report["verified"].get("missing", []) == [], \
+        report["verified"]
     assert report["verified"]["backward_calls"] >= 1
-    assert "The fix as an edit of your program (" in err and "\n+++ " in err
-    assert err.index("\nSee: ") < err.index("The fix as an edit") < err.index("ran the suggested")
+    assert "The fix as an edit of your program, run and verified (" in err and "\n+++ " in err
+    assert err.index("\nSee: ") < err.index("run in a sandbox") < err.index("The fix as an edit")
     if spec == FAILING[-1]:  # the book's LSTM script: its tuple state gets a tuple edit
         assert report["pattern"] == "hidden_state"
         new = [line.strip() for e in report["edits"] for line in e["new"]]
@@ -170,8 +171,8 @@ def test_a_healthy_script_prints_nothing_extra_and_is_not_rerun(tmp_path, monkey
     started = []
 
     class Recorded(command.Rerun):   # the re-run's process, started with the first run
-        def __init__(self) -> None:
-            super().__init__()
+        def __init__(self, *args) -> None:
+            super().__init__(*args)
             started.append(self)
 
     monkeypatch.setattr(command, "Rerun", Recorded)
@@ -189,17 +190,18 @@ def test_edits_apply_bottom_up_and_check_the_old_text():
         apply([Edit("f.py", 2, "not b", ("y",))], lines)
 
 
-def test_the_help_says_verify_reruns_side_effects():
+def test_the_help_says_the_edits_run_in_a_sandbox():
     out = io.StringIO()
     with contextlib.redirect_stdout(out), pytest.raises(SystemExit):
         main(["--help"])
     text = " ".join(out.getvalue().split())
-    assert "--verify" in text and "repeats the program's side effects" in text
+    assert "--no-verify" in text and "runs it in a sandbox" in text
+    assert "a write outside it" in text and "are refused" in text.split("a write outside it")[1]
     assert "not that the edit computes what you meant" in text
 
 
 def test_verify_reports_an_edit_that_does_not_fix_the_error(tmp_path):
-    from autograd_lens.verify import describe, verify
+    from autograd_lens.verify import describe, verdict, verify
 
     script = SCRIPTS / "fail_01_backward_twice.py"
     line = script.read_text().splitlines()[8]
@@ -210,6 +212,7 @@ def test_verify_reports_an_edit_that_does_not_fix_the_error(tmp_path):
     assert verified["ran"] is True and verified["backward_calls"] == 1
     assert verified["error"].startswith("RuntimeError: Trying to backward through the graph")
     assert "it still fails, after 1 backward call" in describe(verified, 1)
+    assert verdict(verified, 1) == "still_fails"
     assert _snapshot(SCRIPTS) == before
     nothing = verify([], None, [str(script)], calls_before=1)
     assert nothing == {"ran": False, "backward_calls": 0, "error": "no edit was derived to run"}
@@ -218,15 +221,17 @@ def test_verify_reports_an_edit_that_does_not_fix_the_error(tmp_path):
 RERUN_PROBE = '''"""Fails on its second backward; says how the run that verifies its edit started and ended."""
 import atexit
 import os
+import socket
 import sys
 
 import torch
 
-marker, started_in, steps = sys.argv[1], sys.argv[2], int(sys.argv[3])
-assert os.getcwd() == started_in, "not started in the folder the first run started in"
+port, started_in, steps = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+assert os.path.exists("here.txt") and os.getcwd() != started_in, "not started in a copy of the first run's folder"
 assert "AUTOGRAD_LENS_TEST_SEEN" not in os.environ, "not started with the first run's environment"
 assert sys.stdin.read() == "", "the re-run has no standard input"
-atexit.register(lambda: open(marker, "a").write("atexit ran\\n"))
+# Said over the loopback (which the sandbox allows; a file outside its folder it refuses).
+atexit.register(lambda: socket.create_connection(("127.0.0.1", port)).sendall(b"atexit ran"))
 w = torch.ones(3, requires_grad=True)
 loss = (w * w).sum()
 for step in range(steps):
@@ -237,24 +242,40 @@ for step in range(steps):
 @pytest.mark.parametrize("steps, stopped", [(10, True), (3, False)])
 def test_the_rerun_starts_as_the_first_run_did_and_a_stopped_one_skips_atexit(
         steps, stopped, tmp_path, monkeypatch):
-    """The re-run's process is started with the first run: the folder and environment the program
-    changes on its first run are not the re-run's, and it reads no input. Stopped (10 calls, past the limit of 1 + 1 + 3)
+    """The re-run's process is started with the first run: it runs in a copy of the folder the
+    first run started in (not the one the program moved to), with the environment the first run
+    started with, and it reads no input. Stopped (10 calls, past the limit of 1 + 1 + 2)
     it ends at once, without the program's atexit handlers; ending by itself (3 calls), it runs
     them, as Python does."""
     from autograd_lens.verify import MORE_CALLS, Rerun, verify
 
-    script, marker = tmp_path / "probe.py", tmp_path / "marker.txt"
+    import socket
+
+    script = tmp_path / "probe.py"
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(1.0)
     script.write_text(RERUN_PROBE)
     (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "start").mkdir()
+    (tmp_path / "start" / "here.txt").write_text("the first run's folder\n")
+    monkeypatch.chdir(tmp_path / "start")
     start = os.getcwd()
     with Rerun() as rerun:                                   # the first run starts
         monkeypatch.setenv("AUTOGRAD_LENS_TEST_SEEN", "1")   # and changes its environment
         monkeypatch.chdir(tmp_path / "elsewhere")            # and its folder, then fails
         line = "    loss.backward()"
-        assert script.read_text().splitlines()[15] == line
-        edit = Edit(str(script), 16, line, ("    loss.backward(retain_graph=True)",))
-        verified = verify([edit], None, [str(script), str(marker), start, str(steps)],
+        assert script.read_text().splitlines()[17] == line
+        edit = Edit(str(script), 18, line, ("    loss.backward(retain_graph=True)",))
+        port = str(listener.getsockname()[1])
+        verified = verify([edit], None, [str(script), port, start, str(steps)],
                           calls_before=1, rerun=rerun)
-    assert verified == {"ran": True, "error": None,
-                        "backward_calls": 1 + 1 + MORE_CALLS if stopped else steps}
-    assert marker.exists() is not stopped
+    assert {k: verified[k] for k in ("ran", "error", "backward_calls", "stopped", "ended")} == \
+        {"ran": True, "error": None, "backward_calls": 1 + 1 + MORE_CALLS if stopped else steps,
+         "stopped": stopped, "ended": not stopped}
+    try:
+        connection, _ = listener.accept()
+        said = connection.recv(100)
+    except TimeoutError:
+        said = b""
+    listener.close()
+    assert said == (b"" if stopped else b"atexit ran")

@@ -91,7 +91,7 @@ def reports(tmp_path_factory):
         out, err = io.StringIO(), io.StringIO()
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             try:
-                code = main(["--report", str(report), str(SCRIPTS / name)])
+                code = main(["--report", str(report), "--no-verify", str(SCRIPTS / name)])
             except SystemExit as leaving:
                 code = leaving.code
         found[name] = {"code": code, "text": err.getvalue(), "report": json.loads(report.read_text())}

@@ -127,7 +127,7 @@ def command(name: str, folder: Path) -> tuple[dict, str]:
     report, err = folder / "report.json", io.StringIO()
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
         with contextlib.suppress(SystemExit):
-            main(["--report", str(report), str(SCRIPTS / name)])
+            main(["--report", str(report), "--no-verify", str(SCRIPTS / name)])
     return json.loads(report.read_text()), err.getvalue()
 
 

@@ -5,7 +5,8 @@
    and the same loop in one process with and without the command's watch installed (CPU time
    of alternating blocks, steadier than wall time on a shared machine).
    Add --processes for the whole-process comparison (slow: 2 x 7 Python starts).
-   Add --verify to time what `--verify` adds to a failing run, against one plain run.
+   Add --verify to time what the runs of the edits add to a failing run (the default,
+   against --no-verify), and how much of it is beyond the program's own runs.
 2. Diagnosis time after a failure on a realistic model: a small LSTM language model whose
    hidden state is carried over (a few thousand graph nodes), timed inside the failing call,
    and the edit computed from it.
@@ -129,18 +130,26 @@ def diagnosis():
           f"{sum(len(f.edits) for f in fixes)} edits); together {timings[0] + edit:.3f} s")
 
 
-def verify_cost(runs=5):
-    """What --verify adds to a failing run, against one plain run of the same script (the
-    re-run it makes): medians of whole processes."""
-    script = "fail_05_hidden_state.py"
+def verify_cost(runs=3):
+    """What the runs of the edits add to a failing run (the default, against --no-verify), and
+    how much of that is the command's own time: what is left once the program's own runs in
+    the sandbox (each timed as a plain run of the program to its failure) are taken out."""
+    script = "bench_lstm_state_carried.py"
     plain = [wall([script], check=False) for _ in range(runs)]
-    command, verified = [], []
+    bare, verified = [], []
     for _ in range(runs):
-        command.append(wall(["-m", "autograd_lens", script], check=False))
-        verified.append(wall(["-m", "autograd_lens", "--verify", script], check=False))
-    a, b, c = (statistics.median(x) for x in (plain, command, verified))
-    print(f"{script}, median of {runs}: python {a:.3f} s, the command {b:.3f} s, with --verify "
-          f"{c:.3f} s: --verify adds {c - b:.3f} s, {(c - b) / a:.2f} times one plain run")
+        bare.append(wall(["-m", "autograd_lens", "--no-verify", script], check=False))
+        verified.append(wall(["-m", "autograd_lens", "--report", "bench_report.json", script],
+                             check=False))
+    import json
+
+    report = json.loads((HERE / "bench_report.json").read_text())
+    (HERE / "bench_report.json").unlink()
+    edits = 1 + len(report["alternatives"]) + len(report["failed_attempts"])
+    a, b, c = (statistics.median(x) for x in (plain, bare, verified))
+    print(f"{script}, median of {runs}: python {a:.3f} s, the command with --no-verify {b:.3f} s, "
+          f"by default {c:.3f} s ({edits} edits run): the runs add {c - b:.3f} s, of which "
+          f"{c - b - edits * a:.3f} s beyond the program's own runs (each about one plain run)")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,65 @@
+"""Which parameters a backward call reaches, named so that two runs of a program can compare them.
+
+A parameter is named by the module that holds it (the class of the outermost module, then the
+qualified name inside it, as ``named_parameters`` gives it) and its shape, such as
+``Seq2Seq.encoder.weight_ih_l0 (32, 8)``; a tensor that no module holds, by its shape alone
+(``tensor (4, 4)``). Two runs of the same program make the same modules in the same order, so the
+same names, counted (two networks of one class give each name twice).
+"""
+
+from __future__ import annotations
+
+import gc
+import warnings
+from collections import Counter
+from typing import Any, Iterable
+
+
+def leaves(roots: Iterable[Any]) -> list[Any]:
+    """The tensors whose ``.grad`` a backward from ``roots`` accumulates into (each once), found
+    by walking the graph; a freed graph keeps its edges, so this works after the failure too."""
+    found, seen, stack = {}, set(), []
+    for root in roots:
+        node = getattr(root, "grad_fn", None)
+        if node is None and getattr(root, "requires_grad", False):
+            found[id(root)] = root
+        elif node is not None:
+            stack.append(node)
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        variable = getattr(node, "variable", None)
+        if variable is not None:
+            found[id(variable)] = variable
+        try:
+            stack.extend(next_node for next_node, _ in node.next_functions)
+        except (AttributeError, RuntimeError):
+            continue
+    return list(found.values())
+
+
+def names(tensors: list[Any]) -> list[str]:
+    """The stable names of ``tensors`` (see the module's docstring)."""
+    import torch
+
+    wanted = {id(t) for t in tensors}
+    with warnings.catch_warnings():  # some objects warn when their class is read
+        warnings.simplefilter("ignore")
+        modules = [o for o in gc.get_objects() if isinstance(o, torch.nn.Module)]
+    inner = {id(child) for module in modules for child in module.children()}
+    named: dict[int, str] = {}
+    for module in modules:
+        if id(module) in inner:
+            continue
+        for name, parameter in module.named_parameters(remove_duplicate=False):
+            if id(parameter) in wanted and id(parameter) not in named:
+                named[id(parameter)] = f"{type(module).__name__}.{name}"
+    return [f"{named.get(id(t), 'tensor')} {tuple(t.shape)}" for t in tensors]
+
+
+def missing(expected: dict[str, int], got: list[str]) -> list[str]:
+    """The names of ``expected`` (name: count) that ``got`` lacks, each once per copy missing."""
+    short = Counter(expected) - Counter(got)
+    return sorted(short.elements())
