@@ -211,7 +211,12 @@ def _child(spec: dict) -> bool:
     counter = CallCounter(spec["limit"])
     error, stopped, same = None, False, False
     try:
-        with Watch(), counter:
+        with contextlib.ExitStack() as stack:
+            if spec.get("record"):
+                from .record import Recording
+                stack.enter_context(Recording(spec))
+            stack.enter_context(Watch())
+            stack.enter_context(counter)
             run_as_main(spec["module"], spec["target"], spec["files"])
     except _Enough:
         stopped = True
