@@ -18,9 +18,9 @@ from typing import Any, NoReturn
 from .arrival import OnTorch
 from .launched import verify_refusal
 from .lifetime import Stopped, end_by_signal_at_exit, end_now, stopped_by_signals, watch_for_exit
+from .replay_run import refusal, replay
 from .telling import CHILD_NOTE, Teller, from_a_child
-from .verify import (CallCounter, Rerun, announce, bound, describe, run_as_main, verdict,
-                     verify)
+from .verify import Rerun, announce, bound, describe, run_as_main, verdict, verify
 
 _PROG = "python -m autograd_lens"
 _USAGE = f"{_PROG} [--report FILE] [--verify] (script.py | -m module) [args ...]"
@@ -208,19 +208,24 @@ def main(argv: list[str] | None = None) -> int:
             _bad_use(f"no module named {options.module!r}")
     report = _check_report(options.report)
     watch_for_exit()
-    counter = CallCounter() if options.verify else None
-    teller = Teller(report, lambda: counter.count if counter is not None else 0)
-    rerun = Rerun() if options.verify else None  # importing torch while the first run goes on
+    watching: list = []
+    teller = Teller(report, lambda: watching[0].count if watching else 0)
+    # the replay's process (and --verify's), importing torch while the first run goes on
+    replayer = Rerun() if refusal(os.environ) is None else None
+    rerun = Rerun() if options.verify else None
     try:
-        code, ending = _first_run(OnTorch(lambda: _watching(teller, counter)), options.module,
+        code, ending = _first_run(OnTorch(lambda: _watching(teller, watching)), options.module,
                                   target)
+        if teller.finding is not None and not isinstance(ending, (KeyboardInterrupt, Stopped)):
+            ending = _replay(teller, replayer, options.module, target) or ending
         teller.say_pending()
         if rerun is not None and teller.finding is not None and \
                 not isinstance(ending, KeyboardInterrupt):
             ending = _verify(teller, rerun, options.module, target) or ending
     finally:
-        if rerun is not None:
-            rerun.close()
+        for process in (replayer, rerun):
+            if process is not None:
+                process.close()
         teller.write()
     if isinstance(ending, Stopped) and ending.signum != signal.SIGINT:
         end_now(ending.signum)
@@ -232,11 +237,35 @@ def main(argv: list[str] | None = None) -> int:
     return code
 
 
-def _watching(teller: Teller, counter: CallCounter | None) -> list:
-    """The watch (and ``--verify``'s count of calls), made once the program imports torch."""
+def _watching(teller: Teller, watching: list) -> list:
+    """The watch, made once the program imports torch (kept in ``watching``: its count of
+    calls is the failing call's number)."""
     from .watch import Watch
 
-    return [Watch(on_failure=teller.failed)] + ([counter] if counter is not None else [])
+    watching.append(Watch(on_failure=teller.failed))
+    return watching[-1:]
+
+
+def _replay(teller: Teller, replayer: Rerun | None, module: str | None,
+            target: list[str]) -> BaseException | None:
+    """The replay under recording (see :mod:`autograd_lens.replay_run`): the finding is then
+    said from its evidence; a signal (or Ctrl-C) meanwhile stops it and is returned."""
+    if replayer is None:
+        sys.stderr.write(refusal(os.environ) or "")
+        teller.amend(None, "no replay under a distributed launcher")
+        return None
+    kind = "modified" if teller.finding.inplace else "freed"
+    try:
+        with stopped_by_signals():
+            found = replay(module, target, teller.calls_before, bound(teller.seconds),
+                           replayer, kind)
+    except (Stopped, KeyboardInterrupt) as stopped:
+        sys.stderr.write("\nautograd_lens: the replay was stopped.\n")
+        teller.amend(None, "the replay was stopped")
+        return stopped
+    teller.amend(found, "" if found else "the replay did not fail the same way "
+                 f"(at backward call {teller.calls_before + 1} with the same error)")
+    return None
 
 
 def _first_run(watching: OnTorch, module: str | None,

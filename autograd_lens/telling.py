@@ -86,23 +86,49 @@ class Teller:
         self.verified: dict | None = None
         self.verdict: str | None = None
         self.started, self.seconds = time.monotonic(), 0.0  # the first run's time to the failure
+        self.where: tuple[str, int] | None = None  # the program's call of backward that failed
+        self.text = ""
 
     def failed(self, finding: Finding, frame: Any) -> None:
         """At the moment a backward failed (``frame``: the program's call of it)."""
         self.say_pending()  # an earlier failure that a ``with`` block swallowed: said first
         self.finding, self.calls_before = finding, self.calls()
         self.seconds = time.monotonic() - self.started
-        where = None if frame is None else (frame.f_code.co_filename, frame.f_lineno)
-        self.fixes = finding.pattern.fixes(finding.carriers, where) if finding.pattern else []
-        edit = edit_text(self.fixes, finding.pattern)
-        text = "\n" + str(finding) + "\n" + (edit and "\n" + edit)
+        self.where = None if frame is None else (frame.f_code.co_filename, frame.f_lineno)
+        self._made()
         self.write()
         if frame is None or may_be_caught(frame):
             self.pending = ""
-            sys.stderr.write(text)
+            sys.stderr.write(self.text)
             sys.stderr.flush()
         else:
-            self.pending = text
+            self.pending = self.text
+
+    def _made(self) -> None:
+        """The fixes and the text, from the finding as it stands."""
+        finding = self.finding
+        self.fixes = finding.pattern.fixes(finding.carriers, self.where) if finding.pattern \
+            else []
+        edit = edit_text(self.fixes, finding.pattern)
+        self.text = "\n" + str(finding) + "\n" + (edit and "\n" + edit)
+
+    def amend(self, evidence: dict | None, why_not: str = "") -> None:
+        """The finding said from the replay's ``evidence`` (None: marked as a guess, with
+        ``why_not``); said again at once when it was already said at the failure."""
+        from .recorded import amend
+
+        if self.finding is None:
+            return
+        said = self.text
+        self.finding = amend(self.finding, evidence, why_not)
+        self._made()
+        self.write()
+        if self.pending:
+            self.pending = self.text
+        elif self.text != said:
+            sys.stderr.write("\nautograd_lens: the diagnosis again, from the replay's "
+                             "recording:" + self.text)
+            sys.stderr.flush()
 
     def say_pending(self) -> None:
         """Print the diagnosis kept for after the traceback (if any)."""

@@ -81,6 +81,7 @@ class Watch:
         self._main, self._others = _State(self.history), _OtherThreads()
         self._main_id = threading.main_thread().ident
         self._steps = StepLog()  # optimizer steps: a weight's write named only if it ran
+        self.count = 0  # the calls that returned (every thread's, nested ones too)
 
     def _state(self) -> _State:
         """This thread's state."""
@@ -151,6 +152,7 @@ class Watch:
                 raise
             finally:
                 state.depth = depth
+            watch.count += 1
             if not depth:
                 state.inner = None
             grad = kwargs.get("accumulate_grad", True) is False
