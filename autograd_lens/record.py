@@ -107,8 +107,9 @@ def _place(code: Any, offset: int) -> dict:
 
     line = next((line for start, end, line in code.co_lines()
                  if start <= offset < end and line is not None), code.co_firstlineno)
+    text = linecache.getline(code.co_filename, line).strip()
     return {"file": code.co_filename, "line": line, "function": code.co_name,
-            "text": linecache.getline(code.co_filename, line).strip()}
+            "text": text.split("  #")[0] if "  #" in text else text}
 
 
 def _written(func: Any) -> tuple[tuple[int, str], ...]:
@@ -126,20 +127,23 @@ def storage_key(tensor: Any) -> int | None:
 
 
 def _names(frame: Any, key: int | None) -> tuple[str, ...]:
-    """The names of the user's frame (locals, and attributes of ``self``) holding a tensor of
-    the storage ``key`` at the moment of a write."""
+    """The names of the user's frame holding a tensor of the storage ``key`` at the moment of
+    a write: its locals, and the attributes (a module's parameters and buffers too) of the
+    objects its locals hold, one level down."""
     if key is None:
         return ()
     found = []
-    space = frame.f_locals
-    items = list(space.items())
-    owner = space.get("self")
-    if owner is not None and hasattr(owner, "__dict__"):
-        items += [(f"self.{k}", v) for k, v in list(vars(owner).items())
-                  + list(getattr(owner, "_buffers", {}).items())]
-    for name, value in items:
-        if isinstance(value, torch.Tensor) and storage_key(value) == key:
-            found.append(name)
+    for name, value in list(frame.f_locals.items()):
+        if isinstance(value, torch.Tensor):
+            if storage_key(value) == key:
+                found.append(name)
+            continue
+        inner = dict(getattr(value, "_parameters", None) or {})
+        inner.update(getattr(value, "_buffers", None) or {})
+        if hasattr(value, "__dict__") and not isinstance(value, type):
+            inner.update(vars(value))
+        found += [f"{name}.{attribute}" for attribute, item in inner.items()
+                  if isinstance(item, torch.Tensor) and storage_key(item) == key]
     return tuple(found)
 
 

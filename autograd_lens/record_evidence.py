@@ -145,7 +145,8 @@ def _inside(value: Any) -> Iterator[tuple[str, Any]]:
                 break
             yield f"[{key!r}]", item
     elif isinstance(value, torch.nn.Module):
-        for key, item in list(value._buffers.items()) + list(value._modules.items()):
+        for key, item in list(value._parameters.items()) + list(value._buffers.items()) + \
+                list(value._modules.items()):
             yield f".{key}", item
         for key, item in vars(value).items():
             if not key.startswith("_") and isinstance(item, (torch.Tensor, list, tuple, dict)):

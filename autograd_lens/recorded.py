@@ -45,17 +45,28 @@ def _write_of(old: Write | None, evidence: dict) -> Write | None:
     found, node = evidence.get("write"), evidence.get("node") or {}
     if found is None or found.get("user") is None:
         return None
+    if old is not None and old.module and old.line and found.get("library") and \
+            _stem(found["op"]) in _stem(old.text):
+        return old  # the module made with inplace=True whose call made the recorded write
     user, step = found["user"], found.get("in_step") is not None
     names = found.get("names") or [w["name"] for w in evidence.get("written", [])]
     name = names[0] if names else ""
-    if step and old is not None and old.weight:  # a step's write: the module, as found live
-        name = old.name
+    same = old is not None and (old.file, old.line) == (user["file"], user["line"])
+    if (step and old is not None and old.weight) or (same and old.name):
+        name = old.name  # as the first run named it: a step's module, or the same write
     versions = old.versions if old is not None else (found["version"] - 1, found["version"])
     return Write(node.get("name", ""), node.get("slot", ""), name, bool(found.get("weight")),
                  "step" if step else "op", user["file"], user["line"], user["function"],
                  user["text"], versions,
                  old.carrying if old is not None else (), old.reached if old is not None else 0,
                  module=found.get("library") is not None and not step)
+
+
+def _stem(text: str) -> str:
+    """An operation's name or a line, compared without case and underscores (``leaky_relu_``
+    and ``nn.LeakyReLU(0.1, inplace=True)``)."""
+    return text.split(".")[0].replace("_", "").lower() if "(" not in text else \
+        text.replace("_", "").lower()
 
 
 def _rewhy(carrier: Any, old: str, new: str) -> Any:

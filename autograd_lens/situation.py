@@ -167,11 +167,9 @@ def written_lines(write: Write | None, recorded: bool = False) -> list[str]:
                    f"at version {now} now."]
     if write.line:
         verb = "steps the optimizer that holds it" if write.how == "step" else \
-            "calls library code that wrote it in place" if write.module and recorded else \
             "makes a module (or calls a function) with inplace=True, whose call wrote it in " \
             "place" if write.module else "writes it in place"
-        label = "Changed by (the first write after the save, recorded)" if recorded else \
-            f"Changed by{GUESS}"
+        label = "Changed by" if recorded else f"Changed by{GUESS}"
         lines.append(f"{label}: {write.text}  ({place(write.file, write.line)} in "
                      f"{write.function}), which {verb}.")
     return lines
