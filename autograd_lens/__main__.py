@@ -2,6 +2,11 @@
 unchanged, and when its backward fails on a freed (or modified) graph, name the variables that
 carry the old graph in, the line where each enters, the pattern, its fix, the book's page about
 it, and the fix as an edit of the program's own lines (with ``--verify``, run once to check it).
+
+The order a failure goes through: the first run, watched just enough to catch the failure and
+count the calls (:mod:`autograd_lens.watch`); the replay up to the failing call under recording
+(:mod:`autograd_lens.replay_run`, :mod:`autograd_lens.record`), whose evidence the finding is
+then said from (:mod:`autograd_lens.recorded`); ``--verify``'s run; then the text.
 """
 
 from __future__ import annotations
@@ -35,6 +40,12 @@ your program that carry the old graph into this step (most likely first, each wi
 line and function where it enters the step), the likely pattern, its fix, and the book's page
 about it; then the fix written as an edit of your own lines (a unified diff; where the intent
 is unclear, other edits follow, each saying what it computes).
+Before the diagnosis is printed, the program is replayed in a second Python process up to the
+call that failed, under a recorder of every in-place write, graph node, backward call and
+optimizer step: the write, the node, the backward that freed it and the names that hold it are
+said from that recording. A replay that does not fail the same way (or none, under torchrun)
+leaves what the text says about a write, a step or a loop marked as a guess. The replay repeats
+the program's side effects up to the failing call.
 Healthy runs print nothing extra. As under python, the folder of the script's real file (a
 symbolic link resolved) comes first on sys.path, except under -P; zip applications and folders
 with a __main__.py run too; "--" may end the command's options.
