@@ -7,8 +7,10 @@ whatever the program then does with it (logs it and exits, carries on), the diag
 said. An error that nothing can catch reaches the command, which prints Python's traceback first
 and the diagnosis after it; so does one that only ``with`` blocks see on its way out (should an
 ``__exit__`` swallow it, the diagnosis is said at the next failure or when the program ends).
-Each failure is printed once. ``--verify``'s run
-comes at the end, when the program has ended.
+Each failure is printed once. After the program has ended, the replay's evidence (see
+:mod:`autograd_lens.replay_run`) remakes the finding's statements (:meth:`Teller.amend`): a
+diagnosis still pending is printed in that form; one already said is said again when the
+recording changed it. ``--verify``'s run comes at the end.
 """
 
 from __future__ import annotations
