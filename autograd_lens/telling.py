@@ -31,7 +31,7 @@ if TYPE_CHECKING:  # the command imports torch only when the program does
     from .situation import Finding
 
 EMPTY_REPORT = {"error": None, "carriers": [], "frontier": [], "pattern": "", "title": "",
-                "fix": "", "page": "", "hidden": []}
+                "fix": "", "page": "", "hidden": [], "recorded": None}
 
 
 def _shown(file: str) -> str:
