@@ -129,8 +129,7 @@ def _earlier_said(carrier: Any, freed: dict) -> Any:
     if start >= 0:
         end = why.find(" already went through", start)
         if end > 0:
-            why = why[:start] + f"backward call {freed['number']} at {_at(freed['user'])}" + \
-                why[end:]
+            why = why[:start] + f"the backward at {_at(freed['user'])}" + why[end:]
     why = why.replace("; it is assigned only before the loop, and enters",
                       "; it enters")
     return dataclasses.replace(carrier, why=why)

@@ -127,10 +127,13 @@ class Teller:
         self.write()
         if self.pending:
             self.pending = self.text
-        elif self.text != said:
-            sys.stderr.write("\nautograd_lens: the diagnosis again, from the replay's "
-                             "recording:" + self.text)
-            sys.stderr.flush()
+        else:  # said at the failure: what the recording changed or adds, once
+            before = set(said.splitlines())
+            new = [line for line in self.text.splitlines() if line and line not in before]
+            if new:
+                sys.stderr.write("\nautograd_lens: after replaying the run up to the failing "
+                                 "call:\n" + "\n".join(new) + "\n")
+                sys.stderr.flush()
 
     def say_pending(self) -> None:
         """Print the diagnosis kept for after the traceback (if any)."""

@@ -57,9 +57,12 @@ def test_a_signal_to_the_command_stops_the_rerun_and_removes_its_copy(tmp_path, 
         [sys.executable, "-m", "autograd_lens", "--verify", SCRIPT.name], cwd=work, env=env,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
-        assert _wait(lambda: len(_pids(work)) >= 2 or command.poll() is not None, 240)
+        # the replay runs first, in a process of its own, then the edited program's re-run
+        assert _wait(lambda: (len(_pids(work)) >= 3 and any(
+            p.name.startswith("autograd_lens_verify_") for p in temp.iterdir()))
+            or command.poll() is not None, 240)
         assert command.poll() is None, command.communicate()
-        rerun = _pids(work)[1]
+        rerun = _pids(work)[-1]
         assert _running(rerun) and [p.name[:21] for p in temp.iterdir()] == [
             "autograd_lens_verify_"]
         command.send_signal(signum)
