@@ -3,6 +3,12 @@ unchanged, and when its backward fails on a freed (or modified) graph, name the 
 carry the old graph in, the line where each enters, the pattern, its fix, the book's page about
 it, and the fix as an edit of the program's own lines, each edit run in a sandbox before it is
 called the fix (see :mod:`autograd_lens.verify`; ``--no-verify``: not run).
+
+The order a failure goes through: the first run, watched just enough to catch the failure and
+count the calls (:mod:`autograd_lens.watch`); the replay up to the failing call under recording
+(:mod:`autograd_lens.replay_run`, :mod:`autograd_lens.record`), whose evidence the finding is
+then said from (:mod:`autograd_lens.recorded`); the runs of the candidate edits in the sandbox
+(:mod:`autograd_lens.verify`, :mod:`autograd_lens.sandbox`); then the text and the report.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from typing import Any, NoReturn
 from .arrival import OnTorch
 from .launched import verify_skipped
 from .lifetime import Stopped, end_by_signal_at_exit, end_now, stopped_by_signals, watch_for_exit
+from .replay_run import refusal, replay
 from .telling import CHILD_NOTE, Teller, from_a_child
 from .sandbox import root_of
 from .verify import CallCounter, Rerun, announce, bound, run_as_main, verify
@@ -36,6 +43,12 @@ your program that carry the old graph into this step (most likely first, each wi
 line and function where it enters the step), the likely pattern, its fix, and the book's page
 about it; then the fix written as an edit of your own lines (a unified diff; where the intent
 is unclear, other edits follow, each saying what it computes).
+Before the diagnosis is printed, the program is replayed in a second Python process up to the
+call that failed, under a recorder of every in-place write, graph node, backward call and
+optimizer step: the write, the node, the backward that freed it and the names that hold it are
+said from that recording. A replay that does not fail the same way (or none, under torchrun)
+leaves what the text says about a write, a step or a loop marked as a guess. The replay repeats
+the program's side effects up to the failing call.
 Healthy runs print nothing extra. As under python, the folder of the script's real file (a
 symbolic link resolved) comes first on sys.path, except under -P; zip applications and folders
 with a __main__.py run too; "--" may end the command's options.
@@ -219,17 +232,23 @@ def main(argv: list[str] | None = None) -> int:
             _bad_use(f"no module named {options.module!r}")
     report = _check_report(options.report)
     watch_for_exit()
+    watching: list = []
     counter = CallCounter() if verifying else None
     not_run = skipped or "--no-verify"
-    teller = Teller(report, lambda: counter.count if counter is not None else 0, verifying,
-                    not_run)
-    # Started now: it copies the folder and imports torch while the first run goes on.
-    rerun = Rerun(root_of(options.module, target, os.getcwd())) if verifying else None
+    teller = Teller(report, lambda: watching[0].count if watching else 0, verifying, not_run)
+    replaying = refusal(os.environ) is None
+    # One process for the replay and the runs of the edits, started now: it copies the folder
+    # and imports torch while the first run goes on.
+    rerun = Rerun(root_of(options.module, target, os.getcwd())) \
+        if verifying or replaying else None
     try:
-        code, ending = _first_run(OnTorch(lambda: _watching(teller, counter)), options.module,
-                                  target)
-        if rerun is not None and teller.finding is not None and teller.fixes and \
-                not isinstance(ending, KeyboardInterrupt):
+        code, ending = _first_run(OnTorch(lambda: _watching(teller, watching, counter)),
+                                  options.module, target)
+        if teller.finding is not None and not isinstance(ending, (KeyboardInterrupt, Stopped)):
+            ending = _replay(teller, rerun if replaying else None, options.module,
+                             target) or ending
+        if verifying and rerun is not None and teller.finding is not None and teller.fixes and \
+                not isinstance(ending, (KeyboardInterrupt, Stopped)):
             ending = _verify(teller, rerun, counter, options.module, target) or ending
         else:
             teller.say_pending()
@@ -249,11 +268,35 @@ def main(argv: list[str] | None = None) -> int:
     return code
 
 
-def _watching(teller: Teller, counter: CallCounter | None) -> list:
-    """The watch (and ``--verify``'s count of calls), made once the program imports torch."""
+def _watching(teller: Teller, watching: list, counter: CallCounter | None) -> list:
+    """The watch, made once the program imports torch (kept in ``watching``: its count of
+    calls is the failing call's number), and the count the runs of the edits compare with."""
     from .watch import Watch
 
-    return [Watch(on_failure=teller.failed)] + ([counter] if counter is not None else [])
+    watching.append(Watch(on_failure=teller.failed))
+    return watching[-1:] + ([counter] if counter is not None else [])
+
+
+def _replay(teller: Teller, replayer: Rerun | None, module: str | None,
+            target: list[str]) -> BaseException | None:
+    """The replay under recording (see :mod:`autograd_lens.replay_run`): the finding is then
+    said from its evidence; a signal (or Ctrl-C) meanwhile stops it and is returned."""
+    if replayer is None:
+        sys.stderr.write(refusal(os.environ) or "")
+        teller.amend(None, "no replay under a distributed launcher")
+        return None
+    kind = "modified" if teller.finding.inplace else "freed"
+    try:
+        with stopped_by_signals():
+            found = replay(module, target, teller.calls_before, bound(teller.seconds),
+                           replayer, kind)
+    except (Stopped, KeyboardInterrupt) as stopped:
+        sys.stderr.write("\nautograd_lens: the replay was stopped.\n")
+        teller.amend(None, "the replay was stopped")
+        return stopped
+    teller.amend(found, "" if found else "the replay did not fail the same way "
+                 f"(at backward call {teller.calls_before + 1} with the same error)")
+    return None
 
 
 def _first_run(watching: OnTorch, module: str | None,

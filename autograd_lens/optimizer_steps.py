@@ -3,11 +3,14 @@
 A weight that a node saved can be changed by an optimizer's ``step()`` or by the program's own
 in-place write (``p.clamp_(-c, c)`` under ``torch.no_grad()``). The source alone cannot say
 which one ran between the forward and the failing backward: a ``step()`` further down a loop's
-body may not have run yet. While a watch is active, :class:`StepLog` records each ``step()``
+body may not have run yet. While the guard (:class:`~autograd_lens.on_error.diagnose_on_error`,
+where there is no replay) is active, :class:`StepLog` records each ``step()``
 that ends (PyTorch's global optimizer step hook): which optimizer, the sequence number the
 newest node had then (every node made before the step has a smaller one), and the line of the
 program that called it. :func:`step_after` then answers: did a step of the optimizer that holds
-the weight run after the node saved it, and where.
+the weight run after the node saved it, and where. The command's first run records no step
+(it would cost each step a few microseconds): its replay records every step with the rest
+(:mod:`autograd_lens.record`).
 
 >>> import torch
 >>> w = torch.nn.Parameter(torch.ones(2))

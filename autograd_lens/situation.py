@@ -22,6 +22,7 @@ from .refine import refined
 from .history import Call, alive_roots, as_tensors, old_nodes, sequence
 from .in_turn import in_turn, went_in_turn
 from .places import place
+from .recorded import GUESS, recorded_lines
 from .pages import page_for
 from .patterns import link
 from .report import PATTERNS, Pattern
@@ -50,6 +51,11 @@ class Finding:
     inplace: bool = False
     across_step: bool = False  # an optimizer's step() runs between the earlier call and this one
     situation: str = ""  # the page of the situation the evidence shows, when not the pattern's
+    # What the replay recorded (see autograd_lens.recorded): True once its evidence made the
+    # statements; False when it was tried and gave none (``why_not`` says why); None: no replay.
+    recorded: bool | None = None
+    why_not: str = ""
+    evidence: dict | None = None
 
     @property
     def fix(self) -> str:
@@ -89,7 +95,7 @@ class Finding:
                 "frontier": self.frontier, "pattern": self.pattern.key if self.pattern else "",
                 "title": self.pattern.title if self.pattern else "",
                 "fix": self.fix, "page": self.page,
-                "hidden": list(self.hidden)}
+                "hidden": list(self.hidden), "recorded": self.evidence}
 
     def carrier_lines(self) -> list[str]:
         """"Carried in by", then one line per carrier (none when no carrier was found)."""
@@ -97,14 +103,20 @@ class Finding:
             return []
         lines = ["Carried in by (most likely first):"]
         for carrier in self.carriers[:5]:
+            guess = GUESS if not self.recorded and "assigned only before" in carrier.why else ""
             lines.append(f"  {carrier.name}  {place(carrier.file, carrier.line)} in "
-                         f"{carrier.function}: {carrier.why}.")
+                         f"{carrier.function}: {carrier.why}{guess}.")
         return lines
 
     def __str__(self) -> str:
-        lines = written_lines(self.write) if self.inplace else [
+        lines = written_lines(self.write, self.recorded is True) if self.inplace else [
             "autograd_lens: this backward reaches a graph that an earlier call already went "
             "through."]
+        lines += recorded_lines(self)
+        if self.recorded is False:
+            lines.append(f"Not recorded: {self.why_not or 'the replay did not fail the same way'}"
+                         "; what follows is read from the failure and the source, and what it "
+                         "says about a write, a step or a loop is a guess.")
         if self.hidden:
             lines.append("It runs through a compiled region (" + ", ".join(self.hidden) + "): "
                          "autograd_lens cannot see inside a compiled region, so what follows "
@@ -136,11 +148,13 @@ class Finding:
         if self.pattern.key == "unknown":
             return ["Likely pattern: none that the evidence shows (no carrier, no telling "
                     "graph); the debugging page says how to look.", see]
-        return [f"Likely pattern: {self.pattern.title}.", f"Fix: {self.fix}.", see]
+        guess = GUESS if self.pattern.key == "modified_in_place" and not self.recorded else ""
+        return [f"Likely pattern: {self.pattern.title}{guess}.", f"Fix: {self.fix}.", see]
 
 
-def written_lines(write: Write | None) -> list[str]:
-    """The in-place error said as what it is: the node, the tensor it saved, and the write."""
+def written_lines(write: Write | None, recorded: bool = False) -> list[str]:
+    """The in-place error said as what it is: the node, the tensor it saved, and the write
+    (``recorded``: the write as the replay recorded it; else a guess from the source)."""
     lead = ("autograd_lens: this backward meets a saved tensor that was changed in place after "
             "a node saved it (its version counter moved).")
     if write is None:
@@ -155,7 +169,8 @@ def written_lines(write: Write | None) -> list[str]:
         verb = "steps the optimizer that holds it" if write.how == "step" else \
             "makes a module (or calls a function) with inplace=True, whose call wrote it in " \
             "place" if write.module else "writes it in place"
-        lines.append(f"Changed by: {write.text}  ({place(write.file, write.line)} in "
+        label = "Changed by" if recorded else f"Changed by{GUESS}"
+        lines.append(f"{label}: {write.text}  ({place(write.file, write.line)} in "
                      f"{write.function}), which {verb}.")
     return lines
 

@@ -7,9 +7,11 @@ whatever the program then does with it (logs it and exits, carries on), the diag
 said. An error that nothing can catch reaches the command, which prints Python's traceback first
 and the diagnosis after it; so does one that only ``with`` blocks see on its way out (should an
 ``__exit__`` swallow it, the diagnosis is said at the next failure or when the program ends).
-Each failure is printed once. The runs of the
-candidate edits come at the end, when the program has ended, and the edit block (the fix that
-held, alternatives, failed attempts) after them.
+Each failure is printed once. After the program has ended, the replay's evidence (see
+:mod:`autograd_lens.replay_run`) remakes the finding's statements (:meth:`Teller.amend`): a
+diagnosis still pending is printed in that form; one already said is said again when the
+recording changed it. The runs of the candidate edits come after the replay, and the edit block
+(the fix that held, alternatives, failed attempts) after them.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ if TYPE_CHECKING:  # the command imports torch only when the program does
     from .situation import Finding
 
 EMPTY_REPORT = {"error": None, "carriers": [], "frontier": [], "pattern": "", "title": "",
-                "fix": "", "page": "", "hidden": []}
+                "fix": "", "page": "", "hidden": [], "recorded": None}
 
 
 def _shown(file: str) -> str:
@@ -140,29 +142,57 @@ class Teller:
         self.verified: dict | None = None
         self.verdict: str | None = None
         self.started, self.seconds = time.monotonic(), 0.0  # the first run's time to the failure
+        self.where: tuple[str, int] | None = None  # the program's call of backward that failed
+        self.text = ""
 
     def failed(self, finding: Finding, frame: Any) -> None:
         """At the moment a backward failed (``frame``: the program's call of it)."""
-        from .edit_guards import names_bound
-
         self.say_pending()  # an earlier failure that a ``with`` block swallowed: said first
         self.finding, self.calls_before = finding, self.calls()
         self.seconds = time.monotonic() - self.started
         self.runs = self.verified = self.verdict = None
-        where = None if frame is None else (frame.f_code.co_filename, frame.f_lineno)
-        fixes = finding.pattern.fixes(finding.carriers, where) if finding.pattern else []
-        self.fixes, self.unbound = names_bound(fixes)
-        text = "\n" + str(finding) + "\n" + self._unbound_text()
-        if not self.verifying or not self.fixes:
-            edit = edit_text(self.fixes, finding.pattern, not_run=self.not_run)
-            text += edit and "\n" + edit
+        self.where = None if frame is None else (frame.f_code.co_filename, frame.f_lineno)
+        self._made()
         self.write()
         if frame is None or may_be_caught(frame):
             self.pending = ""
-            sys.stderr.write(text)
+            sys.stderr.write(self.text)
             sys.stderr.flush()
         else:
-            self.pending = text
+            self.pending = self.text
+
+    def _made(self) -> None:
+        """The fixes and the text, from the finding as it stands."""
+        from .edit_guards import names_bound
+
+        finding = self.finding
+        fixes = finding.pattern.fixes(finding.carriers, self.where) if finding.pattern else []
+        self.fixes, self.unbound = names_bound(fixes)
+        self.text = "\n" + str(finding) + "\n" + self._unbound_text()
+        if not self.verifying or not self.fixes:  # else the edit block comes after their runs
+            edit = edit_text(self.fixes, finding.pattern, not_run=self.not_run)
+            self.text += edit and "\n" + edit
+
+    def amend(self, evidence: dict | None, why_not: str = "") -> None:
+        """The finding said from the replay's ``evidence`` (None: marked as a guess, with
+        ``why_not``); said again at once when it was already said at the failure."""
+        from .recorded import amend
+
+        if self.finding is None:
+            return
+        said = self.text
+        self.finding = amend(self.finding, evidence, why_not)
+        self._made()
+        self.write()
+        if self.pending:
+            self.pending = self.text
+        else:  # said at the failure: what the recording changed or adds, once
+            before = set(said.splitlines())
+            new = [line for line in self.text.splitlines() if line and line not in before]
+            if new:
+                sys.stderr.write("\nautograd_lens: after replaying the run up to the failing "
+                                 "call:\n" + "\n".join(new) + "\n")
+                sys.stderr.flush()
 
     def _unbound_text(self) -> str:
         if not self.unbound:

@@ -2,9 +2,10 @@
 
 :class:`Watch` replaces the function through which ``torch.autograd.backward`` (which
 ``Tensor.backward`` calls) and ``torch.autograd.grad`` run the engine with a thin wrapper while
-it is active. A call that works is recorded in a few microseconds (see
-:mod:`autograd_lens.history`: weak references and a sequence number, nothing that keeps a tensor
-alive). A call that raises the freed-graph or in-place error is explained at that moment, while
+it is active. A call that works is counted and recorded in about a microsecond (see
+:mod:`autograd_lens.history`: a sequence number and the caller's place, nothing that keeps a
+tensor alive). Optimizer steps are not recorded here: the replay (see
+:mod:`autograd_lens.record`) records them, with everything else, after a failure. A call that raises the freed-graph or in-place error is explained at that moment, while
 the program's frames still hold its variables, and handed to ``on_failure``; the error itself
 goes on unchanged, and the wrapper's frame is left out of its traceback (see
 :mod:`autograd_lens.unseen`). Each thread has its own count of the backward calls running in it.
@@ -22,7 +23,6 @@ import torch
 from .errors import error_kind
 from .candidates import NOT_USERS
 from .history import History, as_call, make_call, start_recording, stop_recording, user_frame
-from .optimizer_steps import StepLog
 from .situation import Finding, explain
 from .unseen import leave_unseen
 
@@ -80,7 +80,7 @@ class Watch:
         # The main thread's history is the one diagnose() reads (see history.ACTIVE).
         self._main, self._others = _State(self.history), _OtherThreads()
         self._main_id = threading.main_thread().ident
-        self._steps = StepLog()  # optimizer steps: a weight's write named only if it ran
+        self.count = 0  # the calls that returned (every thread's, nested ones too)
 
     def _state(self) -> _State:
         """This thread's state."""
@@ -107,7 +107,7 @@ class Watch:
             finding = explain(error, roots, calls, frames,
                               nested=nested or thread.inner is not None,
                               regions=list(thread.history.regions),
-                              steps=list(self._steps.steps),
+                              steps=None,  # not recorded here: the replay records them
                               inside=list(thread.nested) if nested else [])
         except Exception:  # noqa: BLE001 - explaining must never add an error of its own
             finding = None
@@ -151,6 +151,7 @@ class Watch:
                 raise
             finally:
                 state.depth = depth
+            watch.count += 1
             if not depth:
                 state.inner = None
             grad = kwargs.get("accumulate_grad", True) is False
@@ -172,11 +173,9 @@ class Watch:
         self._saved.append((torch.autograd, "_engine_run_backward", original))
         torch.autograd._engine_run_backward = self._wrap(original)
         self._saved += start_recording(self.history)
-        self._steps.__enter__()
         return self
 
     def __exit__(self, *exc_info: Any) -> None:
-        self._steps.__exit__()
         stop_recording(self.history)
         while self._saved:
             owner, name, original = self._saved.pop()

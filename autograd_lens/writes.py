@@ -232,6 +232,12 @@ def find_write(error: BaseException, written: list[tuple[Any, str]],
             module, optimizer = _holder(leaf, frames)
             if steps is not None:
                 return _weight_write(node, slot, leaf, module, frames, steps, versions)
+            # Steps not recorded (the command's first run): the program's own write of the
+            # weight, where the source shows one, before a step read from the source (the
+            # replay's recording then says which ran).
+            own = _weight_write(node, slot, leaf, module, frames, (), versions)
+            if own.line:
+                return own
             found = step_of(optimizer, frames) if optimizer else None
             found = found[:4] if found else None
             return Write(node_name(node), slot, module, True, "step", *(found or ("", 0, "", "")),

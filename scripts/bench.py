@@ -40,6 +40,7 @@ from nbclient import NotebookClient
 from torch import nn
 
 import autograd_lens as al
+from bench_watch import command_costs
 from drawing_sizes import site_figures, summarize
 from first_paint import first_paint
 from nbtools import ROOT, notebook_paths
@@ -60,6 +61,8 @@ TARGETS = {
     "diagnose_stale_vs_backward": ("`diagnose` on the same graph half freed / backward", 5.0),
     "diagnose_vs_training_step": ("`diagnose` / one transformer-encoder training step", 0.05),
     "first_paint_vs_bare": ("landing page's first paint / a bare page's, medians, the slower of laptop and phone", 2.0),
+    "watch_added_us_per_call": ("the command's first run: microseconds added per backward call", 1.0),
+    "watch_adam_mlp_ratio": ("the command's first run: MLP with Adam, watched / plain", 1.01),
 }
 
 
@@ -272,6 +275,7 @@ def main() -> int:
         return reading_only()
     print(f"Benchmarking with {REPEATS} repeats; this takes a while.", flush=True)
     library = library_ratios()
+    library.update(command_costs())  # the command's first run, side by side in this run
     floor, notebooks = notebook_times()
     report = {"date": dt.date.today().isoformat(), "repeats": REPEATS,
               "machine": {"cores": os.cpu_count(), "system": f"{platform.system()} {platform.machine()}"},

@@ -1,7 +1,7 @@
 """What the command's watch adds to each backward call: microseconds per call, median of rounds.
 
-    OMP_NUM_THREADS=1 .venv/bin/python scripts/bench_watch.py [--calls 2000] [--rounds 15]
-        [--before DIR] [--notebook]
+    OMP_NUM_THREADS=1 .venv/bin/python scripts/bench_watch.py [--calls 20000] [--rounds 15]
+        [--before DIR] [--notebook] [--train]
 
 Each round times the same tiny backward (a two-node graph: the watch's cost shows most there)
 ``--calls`` times without the watch, then as many times under it (``Watch`` entered, as the
@@ -9,7 +9,10 @@ command enters it), alternating, so both see the same machine; it prints the med
 time per call of each and their difference. ``--before DIR``: also an older copy of the
 package (the ``autograd_lens`` folder of an older commit, unpacked in DIR), timed in the same
 rounds. ``--notebook``: time ``diagnose_on_error`` instead (what ``%load_ext autograd_lens``
-enters in a notebook). A benchmark, not a test: the number depends on the machine.
+enters in a notebook). ``--train``: also the ratio, watched over plain, of training steps of an
+MLP with Adam (optimizer steps included), in alternating blocks of the same run.
+:func:`command_costs` gives both figures to ``scripts/bench.py``. A benchmark, not a test: the
+number depends on the machine.
 """
 
 from __future__ import annotations
@@ -68,13 +71,51 @@ def measure(calls: int, rounds: int,
     return medians, added
 
 
+def adam_ratio(rounds: int, watch: type = Watch, block: int = 20) -> float:
+    """Median, over rounds, of the processor time of ``block`` training steps of an MLP with Adam
+    under ``watch`` over the same steps without it (alternating, in one process)."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 1))
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    x, y = torch.randn(64, 32), torch.randn(64, 1)
+
+    def steps() -> float:
+        started = time.process_time()
+        for _ in range(block):
+            loss = torch.nn.functional.mse_loss(model(x), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        return time.process_time() - started
+
+    steps()  # warm-up
+    ratios = []
+    for _ in range(rounds):
+        plain = steps()
+        with watch():
+            watched = steps()
+        ratios.append(watched / plain)
+    return statistics.median(ratios)
+
+
+def command_costs(calls: int = 20000, rounds: int = 9) -> dict[str, float]:
+    """The first run's cost, side by side in one run: microseconds the watch adds per backward
+    call (tiny graph, ``calls`` calls a round) and the watched / plain ratio of MLP-with-Adam
+    training steps."""
+    _, added = measure(calls, rounds, {"now": Watch})
+    return {"watch_added_us_per_call": added["now"] * 1e6,
+            "watch_adam_mlp_ratio": adam_ratio(rounds)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--calls", type=int, default=2000)
+    parser.add_argument("--calls", type=int, default=20000)
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--before", metavar="DIR")
     parser.add_argument("--notebook", action="store_true",
                         help="time diagnose_on_error, as %%load_ext autograd_lens enters it")
+    parser.add_argument("--train", action="store_true",
+                        help="also the watched / plain ratio of MLP training steps with Adam")
     options = parser.parse_args()
     torch.set_num_threads(1)
     which = ("on_error", "diagnose_on_error") if options.notebook else ("watch", "Watch")
@@ -88,6 +129,10 @@ def main() -> None:
         print(f"under the {'guard' if options.notebook else 'watch'} ({name}): "
               f"{watched * 1e6:.1f} us; added "
               f"{added[name] * 1e6:.1f} us per call (median of the rounds' differences)")
+    if options.train:
+        for name, watch in watches.items():
+            print(f"MLP with Adam, watched ({name}) / plain: "
+                  f"{adam_ratio(options.rounds, watch):.4f} (median of {options.rounds} rounds)")
 
 
 if __name__ == "__main__":

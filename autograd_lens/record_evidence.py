@@ -1,0 +1,239 @@
+"""The evidence of a failing backward call, made from what :mod:`autograd_lens.record` kept.
+
+:func:`evidence` runs at the failing call of the replay and returns a JSON-able dict:
+
+* ``kind`` (``"freed"`` or ``"modified"``), ``message``, ``call`` (its number: 1 for the first
+  backward or ``autograd.grad`` call), ``at`` (the user's line that called it);
+* ``node``: the node whose saved tensor was freed (or modified) that this backward met, with
+  ``slot``, ``built`` (the user's line that built it, with ``backward_calls`` and ``steps``: how
+  many had run then) and, for the freed-graph error, ``freed_by`` (the backward call that freed
+  it: its number and line);
+* ``write`` (the in-place error): the first write of the saved tensor after the node saved it,
+  with its line in the user's code, the call chain and the library line under it, and the
+  ``backward_calls`` and ``steps`` that lay between the save and the write (and ``in_step``:
+  the write is an optimizer's step itself); ``written``: the user's names that hold the tensor;
+* ``holders``: the user's names (locals of the user's frames, globals of the user's modules,
+  attributes of the objects they hold, entries of containers one level deep) whose tensor's
+  graph reaches that node;
+* ``backwards`` and ``steps``: every backward call and optimizer step, with their lines.
+"""
+
+from __future__ import annotations
+
+import bisect
+import sys
+from typing import Any, Iterator
+
+import torch
+
+from .graph import breadth_first, children, node_name, stale_slots
+from .record import Log, is_users, storage_key
+from .writes import _parsed
+
+_ITEMS = 200  # entries of one container looked at
+_NAMES = 5000  # names looked at in all
+
+
+def _built(log: Log, number: int) -> dict | None:
+    """Where the node numbered ``number`` was made, with the counts then."""
+    index = bisect.bisect_right(log.made, number)
+    if index >= len(log.made):
+        return None
+    site = log.sites.resolve(log.made_site[index])
+    return dict(site, backward_calls=log.made_counts[index], steps=log.made_steps[index])
+
+
+def _stale(order: list[Any], kind: str) -> list[tuple[Any, str]]:
+    """The nodes of the failing graph with a saved tensor in the error's state, root first."""
+    state = "modified" if kind == "modified" else "freed"
+    found = []
+    for node in order:
+        try:
+            slots = stale_slots(node)[1]
+        except RuntimeError:
+            continue
+        found += [(node, slot.name) for slot in slots if slot.state == state][:1]
+    return found
+
+
+def _freed_by(log: Log, node: Any) -> dict | None:
+    """The first backward call made after ``node`` that did not keep its graph and went
+    through ``node`` (its roots are kept for the newest calls); None when none is known."""
+    number = node._sequence_nr()
+    roots = dict(log.roots)
+    for call in log.backwards:
+        if call["retained"] or call["sequence"] <= number:
+            continue
+        kept = roots.get(call["number"])
+        if kept is not None and not _reaches(kept, node, number):
+            continue
+        return {"number": call["number"], **log.sites.resolve(call["site"]),
+                "known": kept is not None}
+    return None
+
+
+def _reaches(starts: list[Any], target: Any, floor: int) -> bool:
+    """Whether ``target`` (numbered ``floor``) lies in the graph of ``starts`` (a node numbered
+    lower than ``floor`` is not walked past: it was made before ``target``)."""
+    seen, todo = set(), list(starts)
+    while todo:
+        node = todo.pop()
+        if node is target:
+            return True
+        if node in seen or node._sequence_nr() < floor:
+            continue
+        seen.add(node)
+        todo += children(node)
+    return False
+
+
+def _first_write(log: Log, facts: dict, number: int) -> tuple | None:
+    """The first write after the node numbered ``number`` saved its tensor: of a storage whose
+    first write since took it to the saved version plus one and whose last took it to the
+    version the error reports; among several, one of a storage the node's operation took or
+    made, of the reported size, outside a backward."""
+    first: dict[Any, tuple] = {}
+    last: dict[Any, int] = {}
+    for write in log.writes:
+        if write[0] > number and write[1] is not None:
+            first.setdefault(write[1], write)
+            last[write[1]] = write[2]
+    index = bisect.bisect_right(log.made, number)
+    taken = log.made_storages[index] if index < len(log.made_storages) else frozenset()
+    candidates = [w for key, w in first.items()
+                  if w[2] == facts["then"] + 1 and last[key] == facts["now"]]
+    candidates.sort(key=lambda w: (w[1] not in taken, _numel(w[3]) != facts["numel"], w[9],
+                                   w[0]))
+    return candidates[0] if candidates else None
+
+
+def _numel(shape: tuple) -> int:
+    total = 1
+    for size in shape:
+        total *= size
+    return total
+
+
+def _named(frame: Any) -> Iterator[tuple[str, str, Any]]:
+    """(name, scope, value) for the user's names: each user frame's locals, the globals of the
+    user's modules, the attributes of the objects these hold and the entries of containers, one
+    level deep."""
+    frames, modules = [], {}
+    while frame is not None:
+        if is_users(frame.f_code.co_filename):
+            frames.append(frame)
+            modules.setdefault(frame.f_globals.get("__name__"), frame.f_globals)
+        frame = frame.f_back
+    spaces = [(f"{f.f_code.co_name}()", dict(f.f_locals)) for f in frames]
+    spaces += [(f"module {name}", dict(space)) for name, space in modules.items()]
+    for scope, space in spaces:
+        for name, value in space.items():
+            if name.startswith("__") or isinstance(value, type(sys)):
+                continue
+            yield name, scope, value
+            for inner, item in _inside(value):
+                yield name + inner, scope, item
+
+
+def _inside(value: Any) -> Iterator[tuple[str, Any]]:
+    if isinstance(value, (list, tuple)):
+        for index, item in enumerate(value[:_ITEMS]):
+            yield f"[{index}]", item
+    elif isinstance(value, dict):
+        for index, (key, item) in enumerate(value.items()):
+            if index >= _ITEMS:
+                break
+            yield f"[{key!r}]", item
+    elif isinstance(value, torch.nn.Module):
+        for key, item in list(value._parameters.items()) + list(value._buffers.items()) + \
+                list(value._modules.items()):
+            yield f".{key}", item
+        for key, item in vars(value).items():
+            if not key.startswith("_") and isinstance(item, (torch.Tensor, list, tuple, dict)):
+                yield f".{key}", item
+    elif hasattr(value, "__dict__") and not isinstance(value, torch.Tensor) and \
+            is_users(getattr(sys.modules.get(type(value).__module__), "__file__", "") or ""):
+        for key, item in list(vars(value).items())[:_ITEMS]:
+            yield f".{key}", item
+
+
+def _tensors(value: Any) -> Iterator[tuple[str, torch.Tensor]]:
+    if isinstance(value, torch.Tensor):
+        yield "", value
+    elif isinstance(value, (list, tuple)):
+        for index, item in enumerate(value[:_ITEMS]):
+            if isinstance(item, torch.Tensor):
+                yield f"[{index}]", item
+
+
+def _holders(log: Log, frame: Any, node: Any, written: int | None,
+             now: int) -> tuple[list, list]:
+    """The user's names whose graph reaches ``node``, and those that hold the written storage
+    (at the version the error reports)."""
+    floor, memo = node._sequence_nr(), {}
+    holders, writers, seen, said = [], [], 0, set()
+    for name, scope, value in _named(frame):
+        seen += 1
+        if seen > _NAMES or (name, id(value)) in said:
+            if seen > _NAMES:
+                break
+            continue
+        said.add((name, id(value)))
+        for suffix, tensor in _tensors(value):
+            start = tensor.grad_fn
+            if start is not None and _reaches_memo(start, node, floor, memo):
+                built = _built(log, start._sequence_nr()) or {}
+                holders.append({"name": name + suffix, "scope": scope,
+                                "node": node_name(start), "built": built.get("user")})
+            if written is not None and storage_key(tensor) == written and \
+                    getattr(tensor, "_version", None) == now:
+                writers.append({"name": name + suffix, "scope": scope})
+    return holders, writers
+
+
+def _reaches_memo(start: Any, target: Any, floor: int, memo: dict) -> bool:
+    if start not in memo:
+        memo[start] = _reaches([start], target, floor)
+    return memo[start]
+
+
+def evidence(log: Log, error: BaseException, outputs: Any, site: int, frame: Any) -> dict:
+    """The evidence at the failing call (see the module's docstring)."""
+    from .errors import error_kind
+
+    kind = error_kind(error)
+    roots = [t.grad_fn for t in outputs if getattr(t, "grad_fn", None) is not None]
+    order = breadth_first(roots)
+    stale = _stale(order, kind)
+    if kind == "freed":  # this call freed its own new nodes before meeting the old one
+        stale = [(n, s) for n, s in stale if _freed_by(log, n) is not None] or stale
+    found: dict[str, Any] = {
+        "kind": kind, "message": str(error).split("\n")[0], "call": log.backward_count + 1,
+        "at": log.sites.resolve(site)["user"], "node": None, "write": None, "written": [],
+        "holders": [], "steps_before": log.step_count,
+        "backwards": [dict(log.sites.resolve(c["site"])["user"] or {}, number=c["number"],
+                           retained=c["retained"], steps_before=c["steps_before"])
+                      for c in log.backwards[-50:]],
+        "steps": [dict(log.sites.resolve(s["site"])["user"] or {}, number=s["number"],
+                       optimizer=s["optimizer"], after_backward_calls=s["after_backward_calls"])
+                  for s in log.steps[-50:]]}
+    if not stale:
+        return found
+    node, slot = stale[0]
+    number = node._sequence_nr()
+    found["node"] = {"name": node_name(node), "slot": slot, "built": _built(log, number)}
+    if kind == "freed":
+        found["node"]["freed_by"] = _freed_by(log, node)
+    facts = _parsed(error) if kind == "modified" else None
+    write = _first_write(log, facts, number) if facts else None
+    if write is not None:
+        made = _built(log, number) or {}
+        found["write"] = dict(
+            log.sites.resolve(write[5]), op=write[4], shape=list(write[3]), version=write[2],
+            backward_calls=write[6] - made.get("backward_calls", write[6]),
+            steps=write[7] - made.get("steps", write[7]), in_step=write[8],
+            in_backward=write[9], weight=write[10], names=list(write[11]))
+    holders, writers = _holders(log, frame, node, write[1] if write else None,
+                                facts["now"] if facts else -1)
+    found["holders"], found["written"] = holders, writers
+    return found

@@ -1,0 +1,182 @@
+"""The diagnosis said from the replay's recorded evidence (see :mod:`autograd_lens.record`).
+
+The first run's :class:`~autograd_lens.situation.Finding` names the carriers from the live graph
+and the source at the failure. :func:`amend` makes every statement about what *happened* from
+what the replay recorded instead:
+
+* the in-place error: the write (the first write of the saved tensor after the node saved it,
+  during the forward), its line in the user's code and the library line under it, the tensor's
+  name at that write, the node that saved it and the line that built it, and whether an optimizer
+  step or a backward call lay between the save and the write; the pattern follows the write (a
+  step's write: a weight changed by ``optimizer.step()``; the program's own: a tensor written in
+  place);
+* the freed-graph error: the node whose saved tensors were freed, the line and the step that
+  built it, the backward call that freed it, and the user's names that still hold it; whether an
+  optimizer step ran since that backward (the fix said across a step only then).
+
+Without evidence (no replay, a replay that did not fail the same way, a notebook), :func:`amend`
+marks the finding as read from the failure alone: the lines about a write, a step, a loop or an
+earlier call then say they are a guess.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from .old_graph import said
+from .places import place
+from .report import PATTERNS
+from .writes import Write
+
+GUESS = " (a guess from the source: not recorded)"
+
+
+def _at(site: dict | None) -> str:
+    return place(site["file"], site["line"]) if site else "an unknown line"
+
+
+def _calls(count: int, word: str) -> str:
+    return f"{count} {word}" + ("" if count == 1 else "s")
+
+
+def _write_of(old: Write | None, evidence: dict) -> Write | None:
+    """The write as recorded, in the first run's form (what the edits read)."""
+    found, node = evidence.get("write"), evidence.get("node") or {}
+    if found is None or found.get("user") is None:
+        return None
+    if old is not None and old.module and old.line and found.get("library") and \
+            _stem(found["op"]) in _stem(old.text):
+        return old  # the module made with inplace=True whose call made the recorded write
+    user, step = found["user"], found.get("in_step") is not None
+    names = found.get("names") or [w["name"] for w in evidence.get("written", [])]
+    name = names[0] if names else ""
+    same = old is not None and (old.file, old.line) == (user["file"], user["line"])
+    if (step and old is not None and old.weight) or (same and old.name):
+        name = old.name  # as the first run named it: a step's module, or the same write
+    versions = old.versions if old is not None else (found["version"] - 1, found["version"])
+    return Write(node.get("name", ""), node.get("slot", ""), name, bool(found.get("weight")),
+                 "step" if step else "op", user["file"], user["line"], user["function"],
+                 user["text"], versions,
+                 old.carrying if old is not None else (), old.reached if old is not None else 0,
+                 module=found.get("library") is not None and not step)
+
+
+def _stem(text: str) -> str:
+    """An operation's name or a line, compared without case and underscores (``leaky_relu_``
+    and ``nn.LeakyReLU(0.1, inplace=True)``)."""
+    return text.split(".")[0].replace("_", "").lower() if "(" not in text else \
+        text.replace("_", "").lower()
+
+
+def _rewhy(carrier: Any, old: str, new: str) -> Any:
+    return dataclasses.replace(carrier, why=carrier.why.replace(old, new)) if old in carrier.why \
+        else carrier
+
+
+def amend(finding: Any, evidence: dict | None, why_not: str = "") -> Any:
+    """``finding`` with its statements made from ``evidence`` (None: marked as a guess, with
+    ``why_not`` said: why there is no recording)."""
+    if evidence is None:
+        return dataclasses.replace(finding, recorded=False, why_not=why_not)
+    changes: dict[str, Any] = {"recorded": True, "evidence": evidence}
+    if evidence["kind"] == "modified":
+        write = _write_of(finding.write, evidence)
+        changes["write"] = write
+        carriers = list(finding.carriers)
+        if finding.write is not None:
+            carriers = [c for c in carriers if not (
+                c.kind == "written" and (write is None or (c.name, c.line) !=
+                                         (write.name, write.line)))]
+            old_said, new_said = said([], True, finding.write), said([], True, write)
+            carriers = [_rewhy(c, old_said, new_said) for c in carriers]
+        if write is not None and write.how == "op" and write.name and not write.module and \
+                not any(c.kind == "written" for c in carriers):
+            carriers.insert(0, dataclasses.replace(
+                carriers[0] if carriers else _blank(), name=write.name, file=write.file,
+                line=write.line, function=write.function, kind="written",
+                why=f"is written in place here after {write.node} saved it", write=write,
+                origin="attribute" if "." in write.name else "variable", entry="written"))
+        changes["carriers"] = carriers
+        key = finding.pattern.key if finding.pattern else ""
+        if write is not None and write.how == "op" and key == "modified_in_place":
+            changes["pattern"] = PATTERNS["written_in_place"]
+        elif write is not None and write.how == "step" and key == "written_in_place":
+            changes["pattern"] = PATTERNS["modified_in_place"]
+    else:
+        freed = (evidence.get("node") or {}).get("freed_by")
+        if freed is not None:
+            number = freed["number"]
+            changes["across_step"] = any(s["after_backward_calls"] >= number
+                                         for s in evidence.get("steps", []))
+            changes["carriers"] = [_earlier_said(c, freed) for c in finding.carriers]
+    return dataclasses.replace(finding, **changes)
+
+
+def _blank() -> Any:
+    from .carriers import Carrier
+
+    return Carrier("", "", 0, "", "", "written")
+
+
+def _earlier_said(carrier: Any, freed: dict) -> Any:
+    """A carrier's reason with the earlier call that freed the graph as recorded, and no claim
+    about where the source assigns it (a loop) that the recording does not show."""
+    why = carrier.why
+    start = why.find("the backward at ")
+    if start < 0:
+        start = why.find("the autograd.grad at ")
+    if start >= 0:
+        end = why.find(" already went through", start)
+        if end > 0:
+            why = why[:start] + f"the backward at {_at(freed['user'])}" + why[end:]
+    why = why.replace("; it is assigned only before the loop, and enters",
+                      "; it enters")
+    return dataclasses.replace(carrier, why=why)
+
+
+def recorded_lines(finding: Any) -> list[str]:
+    """What the replay recorded, as lines for the text (empty without a recording)."""
+    evidence = getattr(finding, "evidence", None)
+    if not getattr(finding, "recorded", False) or evidence is None:
+        return []
+    node = evidence.get("node")
+    if node is None:
+        return ["Recorded in a replay: the failing call, but no node of its graph holds a "
+                "saved tensor in the error's state."]
+    built = node.get("built") or {}
+    made = (f"built at {_at(built.get('user'))} (`{built['user']['text']}`) after "
+            f"{_calls(built['backward_calls'], 'backward call')} and "
+            f"{_calls(built['steps'], 'optimizer step')}") if built.get("user") else \
+        "built where the recording does not show"
+    lines = []
+    if evidence["kind"] == "modified":
+        lines.append(f"Recorded in a replay: {node['name']} (slot {node['slot']}) was {made}.")
+        write = evidence.get("write")
+        if write is None:
+            return lines + ["The recording shows no write of the saved tensor after the save."]
+        if write.get("library"):
+            lib = write["library"]
+            lines.append(f"The write runs in a library, at {_at(lib)} in {lib['function']} "
+                         f"(`{lib['text']}`), called from your line above.")
+        if write.get("in_step") is not None:
+            lines.append(f"That write is optimizer step {write['in_step']} itself.")
+        else:
+            lines.append(f"Between the save and that write: "
+                         f"{_calls(write['backward_calls'], 'backward call')} and "
+                         f"{_calls(write['steps'], 'optimizer step')} ran.")
+        held = [w["name"] for w in evidence.get("written", [])]
+        if held:
+            lines.append("The tensor written is held by: " + ", ".join(
+                f"`{n}`" for n in dict.fromkeys(held)) + ".")
+        return lines
+    freed = node.get("freed_by")
+    lines.append(f"Recorded in a replay: {node['name']} (slot {node['slot']}) was {made}; " + (
+        f"backward call {freed['number']} at {_at(freed['user'])} (`{freed['user']['text']}`) "
+        f"freed its saved tensors." if freed and freed.get("user") else
+        "the recording does not show which backward call freed it."))
+    holders = list(dict.fromkeys(h["name"] for h in evidence.get("holders", [])))
+    if holders:
+        lines.append("Still held, at the failing call, by: " +
+                     ", ".join(f"`{n}`" for n in holders[:6]) + ".")
+    return lines

@@ -1,0 +1,111 @@
+"""Every statement the command prints about what happened (a write, a step, a loop, an earlier
+backward call, the tensor's name) is checked against the replay's recording, and the recording
+against the program's own lines (each script marks them with a comment: ``# built`` on the line
+that builds the node whose saved tensor goes stale, ``# write`` on the write, ``# freed`` on the
+backward call that freed it, ``# fails`` on the failing call)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from command_runs import SCRIPTS, command_reports
+
+# script: (the error's kind, the optimizer steps that ran before the failing call)
+CASES = {
+    "inplace_probs_column_set_in_forward_beside_labels.py": ("modified", 0),
+    "inplace_rows_written_in_forward_loop.py": ("modified", 0),
+    "inplace_weight_stepped_between_two_backwards.py": ("modified", 1),
+    "freed_weight_made_once_read_in_forward_loop.py": ("freed", 1),
+    "fail_13_outside_loop.py": ("freed", 1),
+}
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    return command_reports(list(CASES), tmp_path_factory.mktemp("recorded"))
+
+
+def marked(name: str, mark: str) -> int:
+    """The line of script ``name`` whose comment holds ``mark`` (0: none)."""
+    for number, line in enumerate((SCRIPTS / name).read_text().splitlines(), 1):
+        if "#" in line and re.search(rf"\b{mark}\b", line.split("#", 1)[1]):
+            return number
+    return 0
+
+
+def diagnosis(text: str) -> list[str]:
+    """The lines of the diagnosis (after the traceback, before the edit)."""
+    lines = text.split("\nautograd_lens: ", 1)[-1].split("\nThe fix as an edit")[0]
+    return lines.splitlines()
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_the_recording_is_what_the_program_did(runs, name):
+    kind, steps = CASES[name]
+    recorded = runs[name]["report"].get("recorded")
+    assert recorded is not None, runs[name]["text"]
+    assert recorded["kind"] == kind and recorded["at"]["line"] == marked(name, "fails")
+    assert recorded["steps_before"] == steps == len(recorded["steps"])
+    node = recorded["node"]
+    assert node["built"]["user"]["line"] == marked(name, "built"), node
+    if kind == "modified":
+        assert recorded["write"]["user"]["line"] == marked(name, "write"), recorded["write"]
+    else:
+        assert node["freed_by"]["user"]["line"] == marked(name, "freed"), node
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_every_statement_is_in_the_recording(runs, name):
+    text, recorded = runs[name]["text"], runs[name]["report"].get("recorded")
+    assert recorded is not None, text
+    lines = diagnosis(text)
+    write = recorded.get("write")
+    stepped = recorded["steps_before"] > 0 or (write or {}).get("in_step") is not None
+    for line in lines:
+        if line.startswith("Changed by"):  # the write, at its recorded line
+            user = write["user"]
+            assert f"{name}:{user['line']} in {user['function']}" in line, line
+        for saved in re.findall(r"saved `([^`]+)`", line):  # the tensor, by a name holding it
+            names = set(write["names"]) | {w["name"] for w in recorded["written"]}
+            assert saved in names, (line, names)
+        if not stepped:  # no step ran: no line says one did
+            assert not re.search(r"step\(\)|a weight|optimizer step(?!s ran)", line.replace(
+                "0 optimizer steps", "")), line
+        if "assigned only before the loop" in line:
+            assert "a guess" in line, line
+        for number, file, where in re.findall(r"backward call (\d+) at ([\w.]+):(\d+)", line):
+            call = next(c for c in recorded["backwards"] if c["number"] == int(number))
+            assert (file, int(where)) == (name, call["line"]), line
+        for file, where in re.findall(r"the backward at ([\w.]+):(\d+)", line):
+            assert int(where) in {c["line"] for c in recorded["backwards"]}, line
+    if recorded["kind"] == "freed":
+        freed = recorded["node"]["freed_by"]
+        assert any(f"backward call {freed['number']} at {name}:{freed['user']['line']}" in line
+                   for line in lines), lines
+    elif write.get("in_step") is not None:
+        assert any("That write is optimizer step" in line for line in lines), lines
+    else:
+        assert any("0 backward calls and 0 optimizer steps ran" in line for line in lines), lines
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_no_statement_contradicts_the_program(runs, name):
+    """Checked against the script's own marks, with or without a recording: the write named is
+    the marked write, a tensor said to be saved is one the written line writes, no step is
+    said to have run where none did, no claim about a loop stands without a recording."""
+    kind, steps = CASES[name]
+    lines = diagnosis(runs[name]["text"])
+    write = marked(name, "write")
+    written = (SCRIPTS / name).read_text().splitlines()[write - 1] if write else ""
+    for line in lines:
+        if line.startswith("Changed by"):
+            assert f"{name}:{write} in" in line, line
+        for saved in re.findall(r"saved `([^`]+)`", line):
+            assert saved.split(".")[-1] in written, (line, written)
+        if not steps:
+            assert not re.search(r"step\(\)|a weight|optimizer step(?!s ran)", line.replace(
+                "0 optimizer steps", "")), line
+        if "assigned only before the loop" in line:
+            assert "a guess" in line, line
