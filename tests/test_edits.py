@@ -169,7 +169,7 @@ def test_a_healthy_script_prints_nothing_extra_and_is_not_rerun(tmp_path, monkey
 
     started = []
 
-    class Recorded(command.Rerun):   # the re-run's process, started with the first run
+    class Recorded(command.Rerun):   # a re-run's process, started with the first run
         def __init__(self) -> None:
             super().__init__()
             started.append(self)
@@ -178,7 +178,9 @@ def test_a_healthy_script_prints_nothing_extra_and_is_not_rerun(tmp_path, monkey
     found = run_command("ok_fixed_loops.py", tmp_path / "report.json")
     assert found["code"] == 0 and found["stderr"] == ""
     assert found["report"]["edits"] == [] and found["report"]["verified"] is None
-    assert len(started) == 1 and started[0].process.returncode is not None  # stopped, reaped
+    # the replay's process and --verify's, both started with the first run: stopped, reaped
+    assert len(started) == 2 and all(r.process.returncode is not None for r in started)
+    assert found["report"]["recorded"] is None
 
 
 def test_edits_apply_bottom_up_and_check_the_old_text():
