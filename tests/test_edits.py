@@ -179,7 +179,10 @@ def test_a_healthy_script_prints_nothing_extra_and_is_not_rerun(tmp_path, monkey
     found = run_command("ok_fixed_loops.py", tmp_path / "report.json")
     assert found["code"] == 0 and found["stderr"] == ""
     assert found["report"]["edits"] == [] and found["report"]["verified"] is None
-    assert len(started) == 1 and started[0].process.returncode is not None  # stopped, reaped
+    # one process for the replay and the runs of the edits, started with the first run:
+    # stopped and reaped
+    assert len(started) == 1 and all(r.process.returncode is not None for r in started)
+    assert found["report"]["recorded"] is None
 
 
 def test_edits_apply_bottom_up_and_check_the_old_text():
