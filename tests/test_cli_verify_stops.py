@@ -5,7 +5,7 @@ which nothing can catch) ends the command as the signal would, without a traceba
 command's own.
 
 Each case starts the command in a session of its own, waits until the sandbox runs the edited
-program (its run folder exists), notes every process the command started, then signals it.
+program (its run folder exists, after the replay's), notes every process the command started, then signals it.
 """
 
 from __future__ import annotations
@@ -59,7 +59,8 @@ def _wait(condition, seconds: float) -> bool:
 
 
 def _run_started(temp: Path) -> bool:
-    return any((folder / "run_0").is_dir() for folder in temp.iterdir())
+    """The edited program's run has started: run_0 is the replay's, run_1 the first edit's."""
+    return any((folder / "run_1").is_dir() for folder in temp.iterdir())
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
