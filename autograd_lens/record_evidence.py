@@ -26,9 +26,9 @@ from typing import Any, Iterator
 
 import torch
 
-from .graph import breadth_first, children, node_name, stale_slots
+from .graph import breadth_first, children, node_name
 from .record import Log, is_users, storage_key
-from .writes import _parsed
+from .writes import _parsed, stale_nodes
 
 _ITEMS = 200  # entries of one container looked at
 _NAMES = 5000  # names looked at in all
@@ -45,15 +45,7 @@ def _built(log: Log, number: int) -> dict | None:
 
 def _stale(order: list[Any], kind: str) -> list[tuple[Any, str]]:
     """The nodes of the failing graph with a saved tensor in the error's state, root first."""
-    state = "modified" if kind == "modified" else "freed"
-    found = []
-    for node in order:
-        try:
-            slots = stale_slots(node)[1]
-        except RuntimeError:
-            continue
-        found += [(node, slot.name) for slot in slots if slot.state == state][:1]
-    return found
+    return stale_nodes(order, "modified" if kind == "modified" else "freed")
 
 
 def _freed_by(log: Log, node: Any) -> dict | None:

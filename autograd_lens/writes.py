@@ -86,16 +86,22 @@ def _parsed(error: BaseException) -> dict[str, Any] | None:
             "op": match.group("op") or ""}
 
 
-def written_nodes(order: list[Any]) -> list[tuple[Any, str]]:
-    """The nodes of this graph holding a saved tensor modified since saved, with the slot."""
+def stale_nodes(order: list[Any], state: str) -> list[tuple[Any, str]]:
+    """The nodes of ``order`` holding a saved tensor in ``state`` (``"modified"`` since saved, or
+    ``"freed"``), each with its first such slot, in the order given."""
     found = []
     for node in order:
         try:
             slots = stale_slots(node)[1]
         except RuntimeError:
             continue
-        found += [(node, s.name) for s in slots if s.state == "modified"][:1]
+        found += [(node, s.name) for s in slots if s.state == state][:1]
     return found
+
+
+def written_nodes(order: list[Any]) -> list[tuple[Any, str]]:
+    """The nodes of this graph holding a saved tensor modified since saved, with the slot."""
+    return stale_nodes(order, "modified")
 
 
 def _past_views(node: Any) -> list[Any]:
