@@ -199,7 +199,7 @@ FOCUS_RING_JS = r"""
                 ? "." + el.className.trim().split(/\s+/).slice(0, 3).join(".") : "") + " " + JSON.stringify(label.slice(0, 40)),
           ring: outline || shadow, shown: r.width >= 2 && r.height >= 2,
           toolbar: !!el.closest(".bd-header-article, .bd-header, .bd-sidebar-primary, .bd-sidebar-secondary, .dropdown-menu"),
-          quiz: !!el.closest(".MultipleChoiceQn")};
+          quiz: !!el.closest(".MultipleChoiceQn, .Quiz")};
 }
 """
 
