@@ -20,7 +20,7 @@ import os
 import sys
 import sysconfig
 from collections import deque
-from typing import Any, NamedTuple
+from typing import Any, Callable, NamedTuple
 
 import torch
 import torch.utils.checkpoint
@@ -211,30 +211,34 @@ def current_sequence() -> int | None:
     return _PROBE.view_as(_PROBE).grad_fn._sequence_nr()
 
 
-def recording_regions(original: Any, history: History) -> Any:
+def recording_regions(original: Any, history: History | Callable[[], History]) -> Any:
     """``original`` (``torch.utils.checkpoint.checkpoint`` or ``checkpoint_sequential``), also
-    remembering which sequence numbers the nodes it made got."""
+    remembering which sequence numbers the nodes it made got (in ``history``, or in the one
+    ``history()`` gives for the thread that runs it)."""
     def checkpointed(*args: Any, **kwargs: Any) -> Any:
         low = current_sequence()
         result = original(*args, **kwargs)
         high = current_sequence()
         if low is not None and high is not None:
-            history.regions.append((low, high))
+            (history() if callable(history) else history).regions.append((low, high))
         return result
     checkpointed.__wrapped__ = original
     checkpointed.__doc__, checkpointed.__name__ = original.__doc__, original.__name__
     return checkpointed
 
 
-def start_recording(history: History) -> list[tuple[Any, str, Any]]:
+def start_recording(history: History,
+                    current: Callable[[], History] | None = None) -> list[tuple[Any, str, Any]]:
     """Record into ``history`` from now on: its calls are the ones :func:`recorded_calls` gives,
-    and torch's checkpoint functions also remember the regions they make. Returns each
+    and torch's checkpoint functions also remember the regions they make (in the history
+    ``current()`` gives for the running thread, when given; sequence numbers are a thread's
+    own). Returns each
     (owner, name, original) replaced, for the caller to put back with its own wrappers."""
     saved = []
     for name in ("checkpoint", "checkpoint_sequential"):
         original = getattr(torch.utils.checkpoint, name)
         saved.append((torch.utils.checkpoint, name, original))
-        setattr(torch.utils.checkpoint, name, recording_regions(original, history))
+        setattr(torch.utils.checkpoint, name, recording_regions(original, current or history))
     ACTIVE.append(history)
     return saved
 

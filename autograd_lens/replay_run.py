@@ -46,6 +46,7 @@ def replay(module: str | None, target: list[str], calls_before: int, seconds: fl
         folder = os.path.join(rerun.folder, f"replay_{rerun.runs}")
         os.makedirs(folder, exist_ok=True)
         record = os.path.join(folder, "evidence.json")
+        copy = os.path.join(rerun.folder, f"run_{rerun.runs}")  # the folder it runs in
         spec = {"files": {}, "module": module, "target": list(target),
                 "limit": calls_before + 1, "result": os.path.join(folder, "result.json"),
                 "record": record}
@@ -62,4 +63,18 @@ def replay(module: str | None, target: list[str], calls_before: int, seconds: fl
             rerun.close()
     if found.get("call") != calls_before + 1 or (kind is not None and found.get("kind") != kind):
         return None
+    return _as_original(found, copy, rerun.root)
+
+
+def _as_original(value: object, copy: str, root: str) -> object:
+    """``value`` with each ``"file"`` inside the run's copy of the folder named as the user's
+    own file (the copy's path is the sandbox's, gone with it)."""
+    if isinstance(value, list):
+        return [_as_original(item, copy, root) for item in value]
+    if not isinstance(value, dict):
+        return value
+    found = {key: _as_original(item, copy, root) for key, item in value.items()}
+    path = found.get("file")
+    if isinstance(path, str) and (path == copy or path.startswith(copy + os.sep)):
+        found["file"] = os.path.join(root, os.path.relpath(path, copy))
     return found

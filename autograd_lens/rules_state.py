@@ -69,6 +69,12 @@ def detach_state(case: Case, note: str = _TBPTT) -> list[Fix]:
     for other in roles:  # fake_B, then fake_A, into one function
         lines += detach_lines(source, other, carrier.form, indent)
     kept = "." in carrier.name and source.statement_at(fill.lineno) is not statement
+    return _fixes(roles, kept, note, carrier, source, statement, at, lines) + \
+        (_fill_while_training(source, fill, path) if kept else [])
+
+
+def _fixes(roles: Any, kept: bool, note: str, carrier: Any, source: Source,
+           statement: ast.stmt, at: ast.stmt, lines: list[str]) -> list[Fix]:
     return one_fix("each value the earlier backward went through comes in as data: the calls "
                    "that read them train only what comes after them" if roles else
                    "the value kept from an earlier call comes in without its graph, and a value "
@@ -78,6 +84,25 @@ def detach_state(case: Case, note: str = _TBPTT) -> list[Fix]:
                    "value keeps its graph",
                 with_helper(Plan(source).before(at.lineno, *lines), source,
                             statement.lineno, carrier.form) if lines else None)
+
+
+def _fill_while_training(source: Source, fill: ast.stmt, path: str) -> list[Fix]:
+    """A cache filled once (``if self._table is None:``): filled again in every call that
+    records a graph, so each call's value has its own graph and what it is computed from still
+    trains; kept across calls only where no graph is recorded (under ``torch.no_grad()``)."""
+    test = getattr(fill, "test", None)
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and
+            isinstance(test.ops[0], ast.Is) and isinstance(test.comparators[0], ast.Constant) and
+            test.comparators[0].value is None and source.segment(test.left) == path):
+        return []
+    if not any(isinstance(node, ast.Import) and any(a.name == "torch" and a.asname is None
+                                                    for a in node.names)
+               for node in source.tree.body):
+        return []  # the condition names torch: only where the module binds it
+    return one_fix("the cached value is computed again in every call that records a graph, so "
+                   "what it is computed from still trains; it is kept across calls only under "
+                   "torch.no_grad()",
+                   Plan(source).replace_span(test, f"{path} is None or torch.is_grad_enabled()"))
 
 
 def _bound_inside(statement: ast.stmt, path: str) -> bool:

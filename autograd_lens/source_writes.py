@@ -33,7 +33,8 @@ def _functions(frames: list[Any]) -> Iterator[tuple[str, ast.AST, int]]:
                     getattr(node, "lineno", code.co_firstlineno) == code.co_firstlineno and \
                     getattr(node, "name", "<module>") == code.co_name:
                 yield code.co_filename, node, frame.f_lineno
-                called |= _called_before(node, frame.f_lineno)
+                if not code.co_filename.startswith(NOT_USERS):
+                    called |= _called_before(node, frame.f_lineno)
                 break
         if code.co_filename not in files and not code.co_filename.startswith(NOT_USERS):
             files.append(code.co_filename)

@@ -81,8 +81,7 @@ class CallCounter:
         def counted(outputs: Any, *args: Any, **kwargs: Any) -> Any:
             if self._watched() and kwargs.get("accumulate_grad", True) is not False:
                 with contextlib.suppress(Exception):
-                    for leaf in reached.leaves(outputs):
-                        self.reached[id(leaf)] = leaf
+                    self._reach(reached.leaves(outputs))
             try:
                 result = original(outputs, *args, **kwargs)
             except RuntimeError as error:
@@ -94,6 +93,14 @@ class CallCounter:
                 raise _Enough
             return result
         return counted
+
+    def _reach(self, leaves: list[Any]) -> None:
+        """Keeps the leaves a watched call reaches, named while the modules that hold them are
+        alive (a program that ends has dropped them by the time the run's result is written)."""
+        new = [leaf for leaf in leaves if id(leaf) not in self.reached]
+        if new:
+            for leaf, name in zip(new, reached.names(new)):
+                self.reached[id(leaf)] = (leaf, name)
 
     def _keep(self, outputs: Any) -> None:
         """At the first run's failure: the parameters the failing call would reach."""
@@ -417,7 +424,7 @@ def _child(spec: dict) -> bool:
         result["same_error"] = same
     if spec.get("expected") is not None and error is None and counter.reached:
         with contextlib.suppress(Exception):
-            got = reached.names(list(counter.reached.values()))
+            got = [name for _, name in counter.reached.values()]
             result["missing"] = reached.missing(spec["expected"], got)
     with open(spec["result"], "w", encoding="utf-8") as handle:  # allowed by the guard
         json.dump(result, handle)

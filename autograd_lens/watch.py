@@ -172,7 +172,7 @@ class Watch:
         original = torch.autograd._engine_run_backward
         self._saved.append((torch.autograd, "_engine_run_backward", original))
         torch.autograd._engine_run_backward = self._wrap(original)
-        self._saved += start_recording(self.history)
+        self._saved += start_recording(self.history, lambda: self._state().history)
         return self
 
     def __exit__(self, *exc_info: Any) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import linecache
 import runpy
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -44,12 +45,18 @@ def program(name: str) -> Path:
 
 
 def diagnosed(path: Path):
-    """Run a proof program under the watch: (finding, the failed call's file and line)."""
+    """Run a proof program under the watch: (finding, the failed call's file and line). It runs
+    in a thread of its own, so that, as under the command, no frame of this file lies below the
+    program's (the watch reads the program's functions from the frames)."""
     watch, saved = Watch(), (list(sys.argv), list(sys.path))
     sys.argv, sys.path[0] = [str(path)], str(path.parent)
     try:
-        with watch:
-            runpy.run_path(str(path), run_name="__main__")
+        with ThreadPoolExecutor(1) as pool:  # one thread: the watch's thread-local parts in it
+            pool.submit(watch.__enter__).result()
+            try:
+                pool.submit(runpy.run_path, str(path), run_name="__main__").result()
+            finally:
+                pool.submit(watch.__exit__, None, None, None).result()
     except RuntimeError as error:
         failed = _failed_at(error.__traceback__)
     else:
