@@ -144,7 +144,57 @@ def _names(frame: Any, key: int | None) -> tuple[str, ...]:
             inner.update(vars(value))
         found += [f"{name}.{attribute}" for attribute, item in inner.items()
                   if isinstance(item, torch.Tensor) and storage_key(item) == key]
+    if not found:  # a parameter or buffer of a module below: self.entities.weight, net[2].weight
+        for name, value in list(frame.f_locals.items()):
+            modules = [(name, value)] if isinstance(value, torch.nn.Module) else [
+                (f"{name}.{a}", v) for a, v in (vars(value).items() if hasattr(value, "__dict__")
+                                                and not isinstance(value, type) else ())
+                if isinstance(v, torch.nn.Module)]
+            for path, module in modules:
+                found += [path + _path(inner) for inner, item in _tensors_of(module)
+                          if storage_key(item) == key]
+    return tuple(dict.fromkeys(found))
+
+
+def _running_module(frame: Any, user: Any) -> Any:
+    """The innermost library module whose ``forward`` runs between ``frame`` and the user's
+    frame ``user`` (the ``nn.Dropout(inplace=True)`` whose call made the write), or None."""
+    while frame is not None and frame is not user:
+        if frame.f_code.co_name == "forward" and not is_users(frame.f_code.co_filename):
+            found = frame.f_locals.get("self")
+            if isinstance(found, torch.nn.Module):
+                return found
+        frame = frame.f_back
+    return None
+
+
+def _module_names(frame: Any, module: Any) -> tuple[str, ...]:
+    """The names of the user's frame for ``module``: a local, or a module below one
+    (``discriminator[2]``)."""
+    if module is None:
+        return ()
+    found = []
+    for name, value in list(frame.f_locals.items()):
+        if value is module:
+            found.append(name)
+        elif isinstance(value, torch.nn.Module):
+            found += [name + _path(inner) for inner, item in value.named_modules()
+                      if item is module and inner]
     return tuple(found)
+
+
+def _tensors_of(module: Any) -> list[tuple[str, Any]]:
+    """A module's parameters and buffers, every level down, by their qualified names."""
+    try:
+        return list(module.named_parameters(remove_duplicate=False)) + \
+            list(module.named_buffers(remove_duplicate=False))
+    except Exception:  # noqa: BLE001 - a module whose listing fails names nothing
+        return []
+
+
+def _path(qualified: str) -> str:
+    """A qualified name as the program writes it: ``2.weight`` as ``[2].weight``."""
+    return "".join(f"[{p}]" if p.isdigit() else f".{p}" for p in qualified.split("."))
 
 
 class _Recorder(TorchDispatchMode):
@@ -171,12 +221,13 @@ class _Recorder(TorchDispatchMode):
             written = self.writes_of[func] = _written(func)
         if written:  # kept before it runs: the version moves once the mode has returned
             site, frame = log.sites.site_and_frame(2, True)
+            module = _running_module(sys._getframe(1), frame)
             for position, name in written:
                 value = args[position] if position < len(args) else kwargs.get(name)
                 for tensor in (value if isinstance(value, (list, tuple)) else (value,)):
                     if isinstance(tensor, torch.Tensor):
-                        log.write(func, tensor, number, site, frame)
-            del frame
+                        log.write(func, tensor, number, site, frame, module)
+            del frame, module
         result = func(*args, **kwargs)
         if made:  # the storages the node can have saved: its operation's inputs and outputs
             log.made_storages.append(frozenset(
@@ -206,7 +257,7 @@ class Log:
         self.depth = 0  # backward calls running now
 
     def write(self, func: Any, tensor: torch.Tensor, number: int, site: int,
-              frame: Any) -> None:
+              frame: Any, module: Any = None) -> None:
         """Keep a write: (number, storage, version after, shape, op, site, backward calls and
         steps so far, the step running, in a backward, a weight, the user's names for it)."""
         try:  # the version the write takes it to (PyTorch adds one once the mode returns)
@@ -218,7 +269,8 @@ class Log:
         self.writes.append((number, key, version, tuple(tensor.shape), func.__name__, site,
                             self.backward_count, self.step_count, self.in_step, self.depth > 0,
                             bool(tensor.requires_grad and tensor.is_leaf),
-                            () if quiet or frame is None else _names(frame, key)))
+                            () if quiet or frame is None else
+                            _names(frame, key) or _module_names(frame, module)))
 
     def step_started(self, optimizer: Any, args: Any, kwargs: Any) -> None:
         self.in_step = self.step_count + 1

@@ -80,20 +80,22 @@ def _reaches(starts: list[Any], target: Any, floor: int) -> bool:
 
 
 def _first_write(log: Log, facts: dict, number: int) -> tuple | None:
-    """The first write after the node numbered ``number`` saved its tensor: of a storage whose
-    first write since took it to the saved version plus one and whose last took it to the
-    version the error reports; among several, one of a storage the node's operation took or
-    made, of the reported size, outside a backward."""
+    """The first write after the node numbered ``number`` saved its tensor: the write after the
+    node's creation that took a storage from the saved version to the next (writes before it,
+    such as the node's own in-place operation or a custom Function's forward, led up to the
+    saved version), of a storage whose last write took it to the version the error reports;
+    among several, one of a storage the node's operation took or made, of the reported size,
+    outside a backward."""
     first: dict[Any, tuple] = {}
     last: dict[Any, int] = {}
     for write in log.writes:
         if write[0] > number and write[1] is not None:
-            first.setdefault(write[1], write)
+            if write[2] == facts["then"] + 1:
+                first.setdefault(write[1], write)
             last[write[1]] = write[2]
     index = bisect.bisect_right(log.made, number)
     taken = log.made_storages[index] if index < len(log.made_storages) else frozenset()
-    candidates = [w for key, w in first.items()
-                  if w[2] == facts["then"] + 1 and last[key] == facts["now"]]
+    candidates = [w for key, w in first.items() if last[key] == facts["now"]]
     candidates.sort(key=lambda w: (w[1] not in taken, _numel(w[3]) != facts["numel"], w[9],
                                    w[0]))
     return candidates[0] if candidates else None

@@ -113,6 +113,52 @@ def amend(finding: Any, evidence: dict | None, why_not: str = "") -> Any:
     return dataclasses.replace(finding, **changes)
 
 
+def write_entry(write: Write) -> dict[str, Any]:
+    """The recorded write as the report's first entry of ``carriers`` (the in-place error's
+    culprit is the write, not a variable that carries a graph): named by what wrote it as the
+    line shows it: the optimizer whose ``step()`` it was, else the tensor as the program names
+    it there, else the target the statement writes (``laterals[i - 1]`` in
+    ``laterals[i - 1] += x``)."""
+    name = (_stepped(write.text) if write.how == "step" else "") or write.name or \
+        _target(write.text)
+    how = "an optimizer step" if write.how == "step" else "an in-place write"
+    return {"name": name, "file": write.file, "line": write.line, "function": write.function,
+            "why": f"{how} here changed what {write.node} saved (recorded in a replay)"}
+
+
+def _stepped(text: str) -> str:
+    """``opt`` in ``opt.step()`` (the last ``.step()`` call of the line)."""
+    import ast
+
+    try:
+        tree = ast.parse(text.strip())
+    except SyntaxError:
+        return ""
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and
+             isinstance(n.func, ast.Attribute) and n.func.attr == "step"]
+    return ast.unparse(calls[-1].func.value) if calls else ""
+
+
+def _target(text: str) -> str:
+    """What a statement writes in place: the target of ``+=`` or of an index assignment, the
+    object of a method ending in ``_`` (``x.clamp_()``); "" for anything else."""
+    import ast
+
+    try:
+        tree = ast.parse(text.strip())
+    except SyntaxError:
+        return ""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.AugAssign):
+            return ast.unparse(node.target)
+        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Subscript):
+            return ast.unparse(node.targets[0].value)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                node.func.attr.endswith("_") and not node.func.attr.startswith("_"):
+            return ast.unparse(node.func.value)
+    return ""
+
+
 def _blank() -> Any:
     from .carriers import Carrier
 

@@ -22,7 +22,7 @@ from .refine import refined
 from .history import Call, alive_roots, as_tensors, old_nodes, sequence
 from .in_turn import in_turn, went_in_turn
 from .places import place
-from .recorded import GUESS, recorded_lines
+from .recorded import GUESS, recorded_lines, write_entry
 from .pages import page_for
 from .patterns import link
 from .report import PATTERNS, Pattern
@@ -91,7 +91,12 @@ class Finding:
             else links[0]
 
     def as_dict(self) -> dict[str, Any]:
-        return {"error": self.error, "carriers": [c.as_dict() for c in self.carriers],
+        carriers = [c.as_dict() for c in self.carriers]
+        write = self.write if self.recorded else None
+        if write is not None and write.line and not (carriers and (
+                carriers[0]["file"], carriers[0]["line"]) == (write.file, write.line)):
+            carriers.insert(0, write_entry(write))  # the recorded write first
+        return {"error": self.error, "carriers": carriers,
                 "frontier": self.frontier, "pattern": self.pattern.key if self.pattern else "",
                 "title": self.pattern.title if self.pattern else "",
                 "fix": self.fix, "page": self.page,

@@ -29,7 +29,7 @@ from .source_writes import built_before, op_on, op_recorded, own_write, step_of,
 from .write_order import module_made_in_place, op_after_build
 
 _MESSAGE = re.compile(r"\[(?P<kind>[\w.]+) \[(?P<shape>[\d, ]*)\]\](?:, which is output \d+ of "
-                      r"(?P<op>\w+),)? is at version (?P<now>\d+); expected version "
+                      r"(?P<op>[\w:]+),)? is at version (?P<now>\d+); expected version "
                       r"(?P<then>\d+)")
 _VIEWS = ("TBackward", "ViewBackward", "TransposeBackward", "PermuteBackward", "ExpandBackward",
           "UnsqueezeBackward", "SqueezeBackward", "AsStridedBackward", "SelectBackward",
@@ -83,7 +83,7 @@ def _parsed(error: BaseException) -> dict[str, Any] | None:
     for size in shape:
         numel *= size
     return {"numel": numel, "now": int(match.group("now")), "then": int(match.group("then")),
-            "op": match.group("op") or ""}
+            "op": (match.group("op") or "").split("::")[-1]}  # torch::autograd::CopySlices
 
 
 def stale_nodes(order: list[Any], state: str) -> list[tuple[Any, str]]:
