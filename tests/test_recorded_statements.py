@@ -19,6 +19,9 @@ CASES = {
     "inplace_weight_stepped_between_two_backwards.py": ("modified", 1),
     "freed_weight_made_once_read_in_forward_loop.py": ("freed", 1),
     "fail_13_outside_loop.py": ("freed", 1),
+    "inplace_dropout_writes_what_elu_saved.py": ("modified", 0),
+    "inplace_slice_written_after_conv_saved_it.py": ("modified", 0),
+    "inplace_embedding_renormed_after_weight_read.py": ("modified", 0),
 }
 
 
@@ -109,3 +112,16 @@ def test_no_statement_contradicts_the_program(runs, name):
                 "0 optimizer steps", "")), line
         if "assigned only before the loop" in line:
             assert "a guess" in line, line
+
+
+@pytest.mark.parametrize("name", [n for n, (kind, _) in CASES.items() if kind == "modified"])
+def test_the_report_names_the_recorded_write_first(runs, name):
+    """The in-place error's first entry in the report is the write the replay recorded, at its
+    line, named as the script marks it (``# ... named: NAME``) where it does: the module whose
+    forward wrote, the parameter below a module, the tensor the line writes."""
+    first = runs[name]["report"]["carriers"][0]
+    assert first["line"] == marked(name, "write"), runs[name]["text"]
+    text = (SCRIPTS / name).read_text()
+    named = re.search(r"named: (\S+)", text)
+    if named:
+        assert first["name"] == named.group(1), first
