@@ -226,7 +226,7 @@ def evidence(log: Log, error: BaseException, outputs: Any, site: int, frame: Any
             log.sites.resolve(write[5]), op=write[4], shape=list(write[3]), version=write[2],
             backward_calls=write[6] - made.get("backward_calls", write[6]),
             steps=write[7] - made.get("steps", write[7]), in_step=write[8],
-            in_backward=write[9], weight=write[10], names=list(write[11]))
+            in_backward=write[9], weight=write[10], names=list(write[11]), module=write[12])
     holders, writers = _holders(log, frame, node, write[1] if write else None,
                                 facts["now"] if facts else -1)
     found["holders"], found["written"] = holders, writers

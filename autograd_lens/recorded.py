@@ -50,7 +50,8 @@ def _write_of(old: Write | None, evidence: dict) -> Write | None:
         return old  # the module made with inplace=True whose call made the recorded write
     user, step = found["user"], found.get("in_step") is not None
     names = found.get("names") or [w["name"] for w in evidence.get("written", [])]
-    name = names[0] if names else ""
+    by = names[0] if found.get("module") and names else ""  # the module's name, not the tensor's
+    name = "" if by else names[0] if names else _target(found["user"]["text"])
     same = old is not None and (old.file, old.line) == (user["file"], user["line"])
     if (step and old is not None and old.weight) or (same and old.name):
         name = old.name  # as the first run named it: a step's module, or the same write
@@ -59,7 +60,8 @@ def _write_of(old: Write | None, evidence: dict) -> Write | None:
                  "step" if step else "op", user["file"], user["line"], user["function"],
                  user["text"], versions,
                  old.carrying if old is not None else (), old.reached if old is not None else 0,
-                 module=found.get("library") is not None and not step)
+                 module=found.get("library") is not None and not step,
+                 maker=found.get("module") or "", by=by)
 
 
 def _stem(text: str) -> str:
@@ -90,13 +92,15 @@ def amend(finding: Any, evidence: dict | None, why_not: str = "") -> Any:
                                          (write.name, write.line)))]
             old_said, new_said = said([], True, finding.write), said([], True, write)
             carriers = [_rewhy(c, old_said, new_said) for c in carriers]
-        if write is not None and write.how == "op" and write.name and not write.module and \
+        if write is not None and write.how == "op" and (write.name or write.by) and \
                 not any(c.kind == "written" for c in carriers):
             carriers.insert(0, dataclasses.replace(
-                carriers[0] if carriers else _blank(), name=write.name, file=write.file,
+                carriers[0] if carriers else _blank(), name=write.by or write.name, file=write.file,
                 line=write.line, function=write.function, kind="written",
-                why=f"is written in place here after {write.node} saved it", write=write,
-                origin="attribute" if "." in write.name else "variable", entry="written"))
+                why=(f"runs here and writes in place what {write.node} saved" if write.module
+                     else f"is written in place here after {write.node} saved it"), write=write,
+                origin="attribute" if "." in write.name and not write.module else "variable",
+                entry="written"))
         changes["carriers"] = carriers
         key = finding.pattern.key if finding.pattern else ""
         if write is not None and write.how == "op" and key == "modified_in_place":
@@ -119,7 +123,7 @@ def write_entry(write: Write) -> dict[str, Any]:
     line shows it: the optimizer whose ``step()`` it was, else the tensor as the program names
     it there, else the target the statement writes (``laterals[i - 1]`` in
     ``laterals[i - 1] += x``)."""
-    name = (_stepped(write.text) if write.how == "step" else "") or write.name or \
+    name = (_stepped(write.text) if write.how == "step" else "") or write.by or write.name or \
         _target(write.text)
     how = "an optimizer step" if write.how == "step" else "an in-place write"
     return {"name": name, "file": write.file, "line": write.line, "function": write.function,

@@ -36,11 +36,14 @@ def out_of_place(case: Case) -> list[Fix]:
     write = _write(case)
     source = Source.read(write.file) if write is not None and write.line else None
     statement = source.statement_at(write.line) if source else None
+    if statement is not None and write.module and not write.weight:
+        return _not_in_place(source, statement, write.maker)  # made or called inplace=True
     if statement is None or not write.name or write.weight:
         return []  # a weight written out of place, or in a copy, would stay as it was
     indent, name = source.indent(statement.lineno), write.name
     plan = Plan(source)
-    if isinstance(statement, ast.AugAssign) and path_of(statement.target) == name and \
+    if isinstance(statement, ast.AugAssign) and \
+            (path_of(statement.target) or source.segment(statement.target)) == name and \
             type(statement.op) in _OPERATORS and statement.lineno == statement.end_lineno:
         value = source.segment(statement.value)
         value = value if isinstance(statement.value, _ATOMS) else f"({value})"
@@ -71,6 +74,28 @@ def out_of_place(case: Case) -> list[Fix]:
     plan.before(statement.lineno, f"{indent}{name} = {name}.clone()")
     return one_fix("the write goes into a copy made just before it, so the node keeps the "
                    "tensor it saved, unchanged", plan)
+
+
+def _not_in_place(source: Source, statement: ast.stmt, maker: str) -> list[Fix]:
+    """The write ran inside a library call made with ``inplace=True``: that keyword made
+    ``False``, in the call on the write's line (``F.relu(x, inplace=True)``), else where the
+    program makes modules of the class whose forward wrote (``nn.ReLU(inplace=True)``)."""
+    def in_place(call: ast.Call) -> ast.keyword | None:
+        return next((k for k in call.keywords if k.arg == "inplace" and
+                     isinstance(k.value, ast.Constant) and k.value.value is True), None)
+
+    here = [k for n in ast.walk(statement) if isinstance(n, ast.Call) for k in [in_place(n)] if k]
+    if not here and maker:
+        here = [k for n in ast.walk(source.tree) if isinstance(n, ast.Call) and
+                (path_of(n.func) or "").split(".")[-1] == maker for k in [in_place(n)] if k]
+    if not here:
+        return []
+    plan = Plan(source)
+    for keyword in here:
+        plan.replace_span(keyword.value, "False")
+    return one_fix("the operation makes a new tensor, so the node keeps the tensor it saved; "
+                   "the result is the same numbers, at the cost of one more tensor's memory",
+                   plan)
 
 
 def after_the_step(case: Case) -> list[Fix]:

@@ -69,6 +69,8 @@ class Write:
     carrying: tuple[str, ...] = ()
     reached: int = 0
     module: bool = False
+    maker: str = ""  # the class of the library module whose forward wrote (recorded), if any
+    by: str = ""  # that module as the program names it (``block[2]``, ``self.activ``)
 
     def where(self) -> str:
         return place(self.file, self.line) if self.line else ""
