@@ -9,8 +9,10 @@ from __future__ import annotations
 import re
 
 import pytest
+import torch
+from torch import nn
 
-from command_runs import SCRIPTS, command_reports
+from command_runs import SCRIPTS, command_reports, trains_as
 
 # script: (the error's kind, the optimizer steps that ran before the failing call)
 CASES = {
@@ -125,3 +127,36 @@ def test_the_report_names_the_recorded_write_first(runs, name):
     named = re.search(r"named: (\S+)", text)
     if named:
         assert first["name"] == named.group(1), first
+
+
+def _ref_dropout_out_of_place() -> dict:
+    """The block with modules that do not write in place: what the edited program must train."""
+    torch.manual_seed(0)
+    block = nn.Sequential(nn.Linear(5, 7), nn.ELU(), nn.Dropout(0.2), nn.Linear(7, 1))
+    x = torch.randn(6, 5)
+    block(x).pow(2).mean().backward()
+    return {f"block.{k}.grad": p.grad for k, p in block.named_parameters()}
+
+
+def _ref_slice_into_copy() -> dict:
+    """The second channel set on a copy of the map that the convolution saved."""
+    torch.manual_seed(0)
+    stem, conv = nn.Conv2d(3, 4, 3, padding=1), nn.Conv2d(4, 2, 1)
+    features = stem(torch.randn(2, 3, 6, 6))
+    zeroed = torch.cat([torch.zeros_like(features[:, :1]), features[:, 1:]], dim=1)
+    mixed = conv(zeroed)
+    later = torch.cat([zeroed[:, :1], torch.ones_like(zeroed[:, 1:2]), zeroed[:, 2:]], dim=1)
+    (mixed.mean() + later.mean()).backward()
+    return {**{f"stem.{k}.grad": p.grad for k, p in stem.named_parameters()},
+            **{f"conv.{k}.grad": p.grad for k, p in conv.named_parameters()}}
+
+
+@pytest.mark.parametrize("name, reference", [
+    ("inplace_dropout_writes_what_elu_saved.py", _ref_dropout_out_of_place),
+    ("inplace_slice_written_after_conv_saved_it.py", _ref_slice_into_copy)])
+def test_the_edit_from_the_recorded_write_trains_as_written_out_of_place(runs, name, reference,
+                                                                         tmp_path):
+    """The edit made from the recorded write (the module's inplace=True made False where the
+    program makes it; a copy before the index write), applied and run, gives the gradients of
+    the same computation written out of place by hand."""
+    trains_as(name, runs[name]["report"], reference(), tmp_path)
