@@ -270,11 +270,14 @@ def main(argv: list[str] | None = None) -> int:
 
 def _watching(teller: Teller, watching: list, counter: CallCounter | None) -> list:
     """The watch, made once the program imports torch (kept in ``watching``: its count of
-    calls is the failing call's number), and the count the runs of the edits compare with."""
+    calls is the failing call's number); at the failure it hands the failing call's outputs to
+    ``counter``, which keeps the parameters that the runs of the edits compare with (nothing
+    else runs on each call: the optimizer steps before the failure are the replay's)."""
     from .watch import Watch
 
-    watching.append(Watch(on_failure=teller.failed))
-    return watching[-1:] + ([counter] if counter is not None else [])
+    watching.append(Watch(on_failure=teller.failed,
+                          on_outputs=counter.keep if counter is not None else None))
+    return watching[-1:]
 
 
 def _replay(teller: Teller, replayer: Rerun | None, module: str | None,
@@ -323,6 +326,13 @@ def _print_traceback(caught: BaseException) -> None:
     sys.excepthook(type(shown), shown, shown.__traceback__)
 
 
+def _steps_before(teller: Teller) -> int | None:
+    """The optimizer steps made before the failing call, as the replay recorded them (None
+    without a recording: the runs of the edits then count backward calls only)."""
+    evidence = getattr(teller.finding, "evidence", None) if teller.finding else None
+    return evidence.get("steps_before") if evidence else None
+
+
 def _verify(teller: Teller, rerun: Rerun, counter: CallCounter, module: str | None,
             target: list[str]) -> BaseException | None:
     """The runs of the candidate edits, one after the other; then the diagnosis and the edit
@@ -334,7 +344,7 @@ def _verify(teller: Teller, rerun: Rerun, counter: CallCounter, module: str | No
             sys.stderr.write(announce(teller.calls_before, seconds, len(teller.fixes)))
             for fix in teller.fixes:
                 runs.append(verify(list(fix.edits), module, target, teller.calls_before, rerun,
-                                   seconds, counter.expected, counter.steps_before))
+                                   seconds, counter.expected, _steps_before(teller)))
     except (Stopped, KeyboardInterrupt) as stopped:
         teller.say_pending()
         teller.say_edits(None, "the runs of the edits were stopped")

@@ -102,8 +102,14 @@ class CallCounter:
             for leaf, name in zip(new, reached.names(new)):
                 self.reached[id(leaf)] = (leaf, name)
 
+    def keep(self, outputs: Any) -> None:
+        """At a failure of the first run (the watch hands over the failing call's
+        ``outputs``): the parameters the failing call would reach; a later failure's replace
+        an earlier one's (a caught failure before the one explained)."""
+        self._keep(outputs)
+
     def _keep(self, outputs: Any) -> None:
-        """At the first run's failure: the parameters the failing call would reach."""
+        """At the failure: the parameters the failing call would reach."""
         self.steps_before = self.steps
         try:
             found = [t for t in reached.leaves(outputs) if getattr(t, "requires_grad", False)]

@@ -71,8 +71,10 @@ class Watch:
     at that moment, with the frame of the call that failed (the innermost of the program's).
     """
 
-    def __init__(self, on_failure: Callable[[Finding, Any], None] | None = None) -> None:
+    def __init__(self, on_failure: Callable[[Finding, Any], None] | None = None,
+                 on_outputs: Callable[[Any], None] | None = None) -> None:
         self.history = History()
+        self.on_outputs = on_outputs  # given the failing call's outputs, before the explaining
         self.finding: Finding | None = None
         self.error: tuple[int, str] | None = None  # (id, message) of the explained error
         self.on_failure = on_failure
@@ -101,6 +103,11 @@ class Watch:
         # address, and its message, can be the next error's.)
         thread = self._state()
         nested = thread.depth > 1
+        if self.on_outputs is not None and not nested:
+            try:
+                self.on_outputs(roots)
+            except Exception:  # noqa: BLE001 - a reader of ours must never add an error
+                pass
         frames = user_frames()
         calls = list(thread.history.calls) + (thread.nested if nested else [])
         try:
