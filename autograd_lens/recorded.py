@@ -127,7 +127,8 @@ def write_entry(write: Write) -> dict[str, Any]:
         _target(write.text)
     how = "an optimizer step" if write.how == "step" else "an in-place write"
     return {"name": name, "file": write.file, "line": write.line, "function": write.function,
-            "why": f"{how} here changed what {write.node} saved (recorded in a replay)"}
+            "why": f"{how} here changed what {write.node} saved (recorded in a replay)",
+            "kind": "write"}
 
 
 def _stepped(text: str) -> str:
