@@ -241,9 +241,12 @@ def main(argv: list[str] | None = None) -> int:
     # and imports torch while the first run goes on.
     rerun = Rerun(root_of(options.module, target, os.getcwd())) \
         if verifying or replaying else None
+    ended_by_it = False  # the diagnosed error ended the program: its summary is said last
     try:
-        code, ending = _first_run(OnTorch(lambda: _watching(teller, watching, counter)),
-                                  options.module, target)
+        code, ending, uncaught = _first_run(
+            OnTorch(lambda: _watching(teller, watching, counter)), options.module, target)
+        ended_by_it = uncaught is not None and bool(watching) and watching[0].explains(uncaught)
+        del uncaught
         if teller.finding is not None and not isinstance(ending, (KeyboardInterrupt, Stopped)):
             ending = _replay(teller, rerun if replaying else None, options.module,
                              target) or ending
@@ -258,6 +261,8 @@ def main(argv: list[str] | None = None) -> int:
             rerun.close()
         teller.say_pending()
         teller.write()
+        if ended_by_it:
+            sys.stderr.write(teller.summary())
     if isinstance(ending, Stopped) and ending.signum != signal.SIGINT:
         end_now(ending.signum)
     if isinstance(ending, (KeyboardInterrupt, Stopped)):
@@ -273,7 +278,7 @@ def _watching(teller: Teller, watching: list, counter: CallCounter | None) -> li
     calls is the failing call's number), and the count the runs of the edits compare with."""
     from .watch import Watch
 
-    watching.append(Watch(on_failure=teller.failed))
+    watching.append(Watch(on_failure=teller.failed, on_repeat=teller.repeated))
     return watching[-1:] + ([counter] if counter is not None else [])
 
 
@@ -300,22 +305,23 @@ def _replay(teller: Teller, replayer: Rerun | None, module: str | None,
 
 
 def _first_run(watching: OnTorch, module: str | None,
-               target: list[str]) -> tuple[int, BaseException | None]:
+               target: list[str]) -> tuple[int, BaseException | None, BaseException | None]:
     """Run the program under the watch: (exit code, the SystemExit or KeyboardInterrupt that
-    ended it). An error is printed as Python prints it, without this command's frames."""
+    ended it, the error that ended it). An error is printed as Python prints it, without this
+    command's frames."""
     try:
         with watching:
             run_as_main(module, target)
     except (SystemExit, KeyboardInterrupt) as ending:
         if isinstance(ending, KeyboardInterrupt):
             _print_traceback(ending)
-        return 0, ending
+        return 0, ending, None
     except BaseException as caught:  # noqa: BLE001 - reported as Python would, then explained
         _print_traceback(caught)
         if from_a_child(caught):
             sys.stderr.write(CHILD_NOTE)
-        return 1, None
-    return 0, None
+        return 1, None, caught
+    return 0, None, None
 
 
 def _print_traceback(caught: BaseException) -> None:

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from .edits import unified_diff
 from .errors import FREED_GRAPH_PATTERN, INPLACE_PATTERN, error_kind
-from .places import is_cell, shown_file
+from .places import is_cell, place, shown_file
 from .unseen import may_be_caught
 
 if TYPE_CHECKING:  # the command imports torch only when the program does
@@ -32,7 +32,7 @@ if TYPE_CHECKING:  # the command imports torch only when the program does
     from .situation import Finding
 
 EMPTY_REPORT = {"error": None, "carriers": [], "frontier": [], "pattern": "", "title": "",
-                "fix": "", "page": "", "hidden": [], "recorded": None}
+                "fix": "", "page": "", "hidden": [], "recorded": None, "repeated": []}
 
 
 def _shown(file: str) -> str:
@@ -144,6 +144,8 @@ class Teller:
         self.started, self.seconds = time.monotonic(), 0.0  # the first run's time to the failure
         self.where: tuple[str, int] | None = None  # the program's call of backward that failed
         self.text = ""
+        # The same error again at a place already diagnosed: the times, by (file, line).
+        self.repeats: dict[tuple[str, int], int] = {}
 
     def failed(self, finding: Finding, frame: Any) -> None:
         """At the moment a backward failed (``frame``: the program's call of it)."""
@@ -160,6 +162,42 @@ class Teller:
             sys.stderr.flush()
         else:
             self.pending = self.text
+
+    def repeated(self, file: str, line: int, times: int) -> None:
+        """The same error again at the program's call ``file``:``line``, diagnosed already:
+        one line, at once; the report gets the count when it is next written (at the end)."""
+        self.repeats[(file, line)] = times
+        sys.stderr.write(("\n" if times == 1 else "") + f"autograd_lens: the same error at {place(file, line)} again, {times} "
+                         f"time{'s' if times != 1 else ''} so far.\n")
+
+    def summary(self) -> str:
+        """The diagnosis in three lines (carrier and its line, fix, page), said last when the
+        error ended the program, after Python's traceback and the edits."""
+        finding = self.finding
+        if finding is None:
+            return ""
+        failed = f"the backward at {place(*self.where)}" if self.where else "a backward"
+        if finding.carriers:
+            carrier = finding.carriers[0]
+            said = (f"{carrier.name}, entering at {place(carrier.file, carrier.line)}, carries in "
+                    f"the graph that {failed} could not go through")
+        elif finding.inplace and finding.write is not None and finding.write.line:
+            write = finding.write
+            said = (f"{write.name or 'a saved tensor'} was changed in place at "
+                    f"{place(write.file, write.line)} after a node saved it; {failed} needed "
+                    "its old value")
+        else:
+            said = f"{failed} failed; no variable of the program was named as the carrier"
+        lines = [f"autograd_lens, in short: {said}."]
+        if finding.pattern is not None and finding.pattern.key != "unknown":
+            lines.append(f"Fix: {finding.fix}.")
+        if self.fixes:
+            lines.append("Edit: " + ("the fix as an edit above" if self.verdict in ("gone",)
+                                     else "see the edits above"
+                                     + (" (not run)" if self.runs is None else "")) + ".")
+        if finding.page:
+            lines.append(f"See: {finding.page}")
+        return "\n" + "\n".join(lines) + "\n"
 
     def _made(self) -> None:
         """The fixes and the text, from the finding as it stands."""
@@ -257,7 +295,9 @@ class Teller:
                                          for i in failed],
                      "left_out": list(self.unbound),
                      "verified": _public(self.verified, self.calls_before),
-                     "verdict": self.verdict})
+                     "verdict": self.verdict,
+                     "repeated": [{"file": file, "line": line, "again": times}
+                                  for (file, line), times in self.repeats.items()]})
         with open(self.report, "w", encoding="utf-8") as handle:
             json.dump(data, handle, indent=2)
             handle.write("\n")
