@@ -28,10 +28,12 @@ from .lifetime import Stopped, end_by_signal_at_exit, end_now, stopped_by_signal
 from .replay_run import refusal, replay
 from .telling import CHILD_NOTE, Teller, from_a_child
 from .sandbox import root_of
+from .unseen import PACKAGE
 from .verify import CallCounter, Rerun, announce, bound, run_as_main, verify
 
 _PROG = "python -m autograd_lens"
-_USAGE = f"{_PROG} [--report FILE] [--no-verify] (script.py | -m module) [args ...]"
+_USAGE = (f"{_PROG} [--report FILE] [--no-verify] (script.py | -m module) [args ...]\n"
+          f"   or: {_PROG} [--report FILE] [--no-verify] (-c code | -) [args ...]")
 _DESCRIPTION = """\
 Run a Python script (or, with -m, a module) exactly as `python script.py` would: the same
 sys.argv, its folder first on sys.path, __name__ == "__main__", the same output and exit code.
@@ -49,9 +51,17 @@ optimizer step: the write, the node, the backward that freed it and the names th
 said from that recording. A replay that does not fail the same way (or none, under torchrun)
 leaves what the text says about a write, a step or a loop marked as a guess. The replay repeats
 the program's side effects up to the failing call.
+A program that catches the error and goes on gets the diagnosis in full the first time; the
+same error again at the same line is one line ("the same error at train.py:57 again, 3 times so
+far"). When the error ends the program, the diagnosis in short (the carrier and its line, the
+fix, the edit, the page) is said last. A program that calls diagnose_on_error() itself gets the
+diagnosis from it, in the error's message, and from the command only what the replay adds.
 Healthy runs print nothing extra. As under python, the folder of the script's real file (a
 symbolic link resolved) comes first on sys.path, except under -P; zip applications and folders
-with a __main__.py run too; "--" may end the command's options.
+with a __main__.py run too; -m, -c and - (the program on standard input) run as python runs
+them, with python's errors and exit codes (the edits of a program given as text are not run);
+no frame of the command shows in a traceback; options are not taken abbreviated, as python's
+are not; "--" may end the command's options.
 
 Before an edit is printed as the fix, it is run: the command applies each suggested edit to a
 copy of the program and runs it in a sandbox, one run after the other, each in a new process
@@ -93,11 +103,13 @@ def _bad_use(message: str) -> NoReturn:
 
 
 def _parser() -> argparse.ArgumentParser:
+    # No abbreviations (--rep for --report): Python takes none of its own options abbreviated.
     parser = _Parser(prog=_PROG, usage=_USAGE, description=_DESCRIPTION, epilog=_EPILOG,
-                     formatter_class=argparse.RawDescriptionHelpFormatter)
+                     formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False)
     parser.add_argument("--report", metavar="FILE",
-                        help="also write the diagnosis as JSON to FILE (at the failure and "
-                             'after every run; "error" is null when no backward failed)')
+                        help="also write the diagnosis as JSON to FILE (before the program "
+                             "runs, at the failure, after every run and at the end; \"error\" "
+                             "is null when no backward failed)")
     parser.add_argument("--no-verify", dest="verify", action="store_false",
                         help="print the suggested edits without running them (they are said "
                              "to be not run)")
@@ -122,6 +134,10 @@ def _split(argv: list[str]) -> tuple[list[str], list[str]]:
             index += 2
         elif word.startswith("-m") and len(word) > 2:
             return argv[:index + 1], argv[index + 1:]
+        elif word == "-c":  # the program as text: its arguments follow it, as for python
+            return argv[:index], argv[index:]
+        elif word.startswith("-c"):
+            return argv[:index], ["-c", word[2:], *argv[index + 1:]]
         elif word.startswith("-") and word != "-":
             index += 1
         else:
@@ -132,6 +148,9 @@ def _split(argv: list[str]) -> tuple[list[str], list[str]]:
 def _check_script(path: str) -> None:
     if not os.path.exists(path):
         _bad_use(f"cannot find the script {path!r}")
+    if path.endswith(".ipynb"):
+        _bad_use(f"{path!r} is a notebook: in the notebook, run %load_ext autograd_lens in a "
+                 "cell before the training cells (this command runs Python scripts)")
     if os.path.isdir(path) or path.endswith(_SCRIPT_SUFFIXES) or zipfile.is_zipfile(path):
         return
     try:
@@ -139,20 +158,6 @@ def _check_script(path: str) -> None:
             compile(handle.read(), path, "exec")
     except (SyntaxError, ValueError, UnicodeDecodeError, OSError):
         _bad_use(f"{path!r} is not a Python script")
-
-
-def _module_exists(module: str) -> bool:
-    """Whether ``module`` can be found. Finding it imports its package: an error there that is
-    not the module (or a package of it) missing is the program's own, left for its run to
-    raise, as ``python -m`` does."""
-    try:
-        return importlib.util.find_spec(module) is not None
-    except ImportError as error:
-        if error.name is None or error.name == module or module.startswith(error.name + "."):
-            return False
-        return True
-    except ValueError:
-        return False
 
 
 def _check_report(path: str | None) -> str | None:
@@ -182,17 +187,29 @@ def _ours(filename: str) -> bool:
 
 
 def _user_traceback(tb: Any) -> Any:
-    """The traceback without the frames of this command (its runner and its thin wrappers
-    around backward) and of runpy: what ``python script.py`` would show."""
-    kept = []
+    """The traceback as ``python script.py`` (or ``python -m module``) would show it: from the
+    frame this command's runner runs the program in (the script's, or runpy's for -m, a folder
+    or a zip application, as Python's own), without this command's frames below it either."""
+    entries = []
     while tb is not None:
-        if not _ours(tb.tb_frame.f_code.co_filename):
-            kept.append(tb)
+        entries.append(tb)
         tb = tb.tb_next
+    runner = [i for i, entry in enumerate(entries) if
+              entry.tb_frame.f_code.co_filename.startswith(PACKAGE) and
+              entry.tb_frame.f_code.co_name in _RUNNERS]
+    if runner:
+        kept = [e for e in entries[runner[-1] + 1:]
+                if not e.tb_frame.f_code.co_filename.startswith(PACKAGE)]
+    else:
+        kept = [e for e in entries if not _ours(e.tb_frame.f_code.co_filename)]
     rebuilt = None
     for entry in reversed(kept):
         rebuilt = types.TracebackType(rebuilt, entry.tb_frame, entry.tb_lasti, entry.tb_lineno)
     return rebuilt
+
+
+# The functions of the runner (autograd_lens.running) in whose frame the program's code runs.
+_RUNNERS = ("run_as_main", "_run_script", "_run_text")
 
 
 def _failed_at(tb: Any) -> tuple[str, int] | None:
@@ -223,19 +240,23 @@ def main(argv: list[str] | None = None) -> int:
     verifying = options.verify and not skipped
     if options.module is None:
         if not target:
-            _bad_use(f"no script given; usage: {_USAGE}")
-        _check_script(target[0])
-    else:
-        # Finding the module imports its package: its __init__ must see what `python -m` gives it.
-        sys.argv = ["-m", *target]
-        if not _module_exists(options.module):
-            _bad_use(f"no module named {options.module!r}")
+            _bad_use(f"no script given; usage: {_USAGE.splitlines()[0]}")
+        if target[0] == "-c" and len(target) < 2:
+            _bad_use("argument expected for the -c option")
+        text = target[0] in ("-c", "-")  # a program without a file: its edits cannot be run
+        if text and verifying:
+            skipped = ("the program was given as text (-c or on standard input), not in a file "
+                       "that an edit could change")
+            verifying = False
+        elif not text:
+            _check_script(target[0])
     report = _check_report(options.report)
     watch_for_exit()
     watching: list = []
     counter = CallCounter() if verifying else None
     not_run = skipped or "--no-verify"
     teller = Teller(report, lambda: watching[0].count if watching else 0, verifying, not_run)
+    teller.write()  # "error": null until a backward fails (so also after an os._exit)
     replaying = refusal(os.environ) is None
     # One process for the replay and the runs of the edits, started now: it copies the folder
     # and imports torch while the first run goes on.

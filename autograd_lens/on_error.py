@@ -185,7 +185,7 @@ class diagnose_on_error(contextlib.ContextDecorator):
         lines = text.split("\n")
         at = next((i for i, line in enumerate(lines) if line.startswith("Likely pattern")),
                   len(lines))
-        lines[at:] = finding.carrier_lines() + finding.pattern_lines(every_page=True)
+        lines[at:] = finding.carrier_lines() + finding.pattern_lines()
         return ("\n".join(lines) + edit).replace("`", "'")
 
     def __enter__(self) -> "diagnose_on_error":

@@ -35,13 +35,23 @@ EMPTY_REPORT = {"error": None, "carriers": [], "frontier": [], "pattern": "", "t
                 "fix": "", "page": "", "hidden": [], "recorded": None, "repeated": []}
 
 
+# The folder the command started in: the diff's paths are relative to it, even when the program
+# has changed its working folder since (set by each Teller).
+STARTED_IN: list[str] = []
+
+
 def _shown(file: str) -> str:
-    """A file's name as the diff shows it: relative to the working folder when inside it; a
+    """A file's name as the diff shows it: relative to the folder the command started in when
+    inside it, quoted as ``patch`` reads a name with spaces (``"my runs/train.py"``); a
     notebook cell as ``In [4]``."""
     if is_cell(file):
         return shown_file(file)
-    relative = os.path.relpath(file) if os.path.isabs(file) else file
-    return file if relative.startswith("..") else relative
+    start = STARTED_IN[-1] if STARTED_IN else os.getcwd()
+    relative = os.path.relpath(file, start) if os.path.isabs(file) else file
+    name = file if relative.startswith("..") else relative
+    if any(c.isspace() or c in '"\\' for c in name):
+        name = '"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return name
 
 
 NOT_RUN = ("autograd_lens: the edits below were not run ({why}): none of them is shown to "
@@ -123,6 +133,18 @@ def from_a_child(error: BaseException) -> bool:
         FREED_GRAPH_PATTERN.search(text) or INPLACE_PATTERN.search(text))
 
 
+def _guarded() -> bool:
+    """Whether the failing call runs inside the program's own :class:`diagnose_on_error`
+    (whose wrapper is around the watch's), which adds the diagnosis to the error's message:
+    the command then does not say it a second time."""
+    on_error = sys.modules.get("autograd_lens.on_error")
+    return on_error is not None and getattr(on_error._state, "busy", False)
+
+
+def _guarded_text(text: str) -> bool:
+    return "from the program's own diagnose_on_error" in text
+
+
 class Teller:
     """Says each diagnosis once, writes the report, and keeps what the verification needs:
     ``report`` the report's absolute path (or None), ``calls`` a function giving the number of
@@ -132,6 +154,7 @@ class Teller:
     def __init__(self, report: str | None, calls: Callable[[], int], verifying: bool = False,
                  not_run: str = "") -> None:
         self.report, self.calls = report, calls
+        STARTED_IN[:] = [os.getcwd()]
         self.verifying, self.not_run = verifying, not_run
         self.finding: Finding | None = None
         self.fixes: list[Fix] = []
@@ -156,19 +179,24 @@ class Teller:
         self.where = None if frame is None else (frame.f_code.co_filename, frame.f_lineno)
         self._made()
         self.write()
+        text = self.text
+        if _guarded():  # the program's own diagnose_on_error puts it in the error's message
+            text = (f"\n{self.text.strip().splitlines()[0]}\nautograd_lens: the diagnosis is in "
+                    "the error's message, from the program's own diagnose_on_error.\n")
         if frame is None or may_be_caught(frame):
             self.pending = ""
-            sys.stderr.write(self.text)
+            sys.stderr.write(text)
             sys.stderr.flush()
         else:
-            self.pending = self.text
+            self.pending = text
 
     def repeated(self, file: str, line: int, times: int) -> None:
         """The same error again at the program's call ``file``:``line``, diagnosed already:
         one line, at once; the report gets the count when it is next written (at the end)."""
         self.repeats[(file, line)] = times
-        sys.stderr.write(("\n" if times == 1 else "") + f"autograd_lens: the same error at {place(file, line)} again, {times} "
-                         f"time{'s' if times != 1 else ''} so far.\n")
+        sys.stderr.write(("\n" if times == 1 else "") + "autograd_lens: the same error at "
+                         f"{place(file, line)} again, {times} time{'s' if times != 1 else ''} "
+                         "so far.\n")
 
     def summary(self) -> str:
         """The diagnosis in three lines (carrier and its line, fix, page), said last when the
@@ -222,7 +250,7 @@ class Teller:
         self.finding = amend(self.finding, evidence, why_not)
         self._made()
         self.write()
-        if self.pending:
+        if self.pending and not _guarded_text(self.pending):
             self.pending = self.text
         else:  # said at the failure: what the recording changed or adds, once
             before = set(said.splitlines())

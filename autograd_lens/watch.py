@@ -5,12 +5,14 @@
 it is active. A call that works is counted and recorded in about a microsecond (see
 :mod:`autograd_lens.history`: a sequence number and the caller's place, nothing that keeps a
 tensor alive). Optimizer steps are not recorded here: the replay (see
-:mod:`autograd_lens.record`) records them, with everything else, after a failure. A call that raises the freed-graph or in-place error is explained at that moment, while
-the program's frames still hold its variables, and handed to ``on_failure``; the error itself
-goes on unchanged, re-raised without the wrapper's entry in its traceback (as every error that
-passes through it: a hook's, a custom Function's, a Ctrl-C during the diagnosis). The same
-error again at the same call of the program's (a loop that catches it and skips the batch) is
-not explained again: ``on_repeat`` is told, in a few microseconds. Each thread has its own count of the backward calls running in it.
+:mod:`autograd_lens.record`) records them, with everything else, after a failure. A call that
+raises the freed-graph or in-place error is explained at that moment, while the program's frames
+still hold its variables, and handed to ``on_failure``; the error itself goes on unchanged,
+re-raised without the wrapper's entry in its traceback (as every error that passes through it: a
+hook's, a custom Function's, a Ctrl-C during the diagnosis). The same error again at the same
+call of the program's (a loop that catches it and skips the batch) is not explained again:
+``on_repeat`` is told, in a few microseconds. Each thread has its own count of the backward
+calls running in it.
 """
 
 from __future__ import annotations

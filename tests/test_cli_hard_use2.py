@@ -12,6 +12,7 @@ import contextlib
 import io
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -116,7 +117,8 @@ def test_errors_raised_inside_backward_show_no_frame_of_the_command(runs, how):
     Python at exit: byte for byte as under python (the watch's wrapper is not in them)."""
     code, out, err = runs[how]
     assert (code, out, err) == runs["hooks plain"]
-    assert "KeyError: 'missing'" in err and err.endswith("ValueError: the custom backward refuses\n")
+    assert "KeyError: 'missing'" in err
+    assert err.endswith("ValueError: the custom backward refuses\n")
     assert OURS not in err
 
 
@@ -159,3 +161,146 @@ def test_the_summary_is_last_when_the_error_ends_the_program(runs, how):
     assert tail[1].startswith("Fix: detach the state at the start of each batch")
     assert tail[2].startswith("Edit: ")
     assert tail[3].startswith("See: https://") and "05_rnn_hidden_state" in tail[3]
+
+
+# -- python's own behaviour: -m, -c, -, abbreviations, paths, os._exit, diagnose_on_error ---
+
+def both(args: list[str], cwd: Path, stdin: str | None = None) -> tuple[tuple, tuple]:
+    """The command's run and plain python's, one after the other."""
+    def one(command: bool) -> tuple:
+        prefix = [sys.executable] + (["-m", "autograd_lens", "--no-verify"] if command else [])
+        done = subprocess.run(prefix + args, cwd=cwd, capture_output=True, text=True,
+                              timeout=300, input=stdin, env=dict(os.environ, OMP_NUM_THREADS="1"))
+        return done.returncode, done.stdout, done.stderr
+    return one(True), one(False)
+
+
+@pytest.fixture
+def packages(tmp_path):
+    """pkg_raises (its __init__ raises a RuntimeError), pkg_no_main (a package without
+    __main__), pkg_imports (its __init__ imports a missing module)."""
+    for name, init in (("pkg_raises", "raise RuntimeError('the package cannot start')\n"),
+                       ("pkg_no_main", ""), ("pkg_imports", "import not_an_installed_module\n")):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "__init__.py").write_text(init)
+        (tmp_path / name / "train.py").write_text("print('training')\n")
+    return tmp_path
+
+
+@pytest.mark.parametrize("module", ["pkg_raises.train", "pkg_no_main", "pkg_imports.train",
+                                    "no_such_module"])
+def test_run_module_errors_are_pythons_own(packages, module):
+    """Python's message, traceback (its runpy frames included) and exit code, byte for byte."""
+    ours, plain = both(["-m", module], packages)
+    assert ours == plain and ours[0] == 1
+    assert OURS not in ours[2]
+
+
+PROBE_TEXT = ("import sys, __main__\n"
+              "print(sys.argv, repr(sys.path[0]), sorted(vars(__main__)), __main__.__loader__,"
+              " getattr(__main__, '__file__', None))\n")
+
+
+@pytest.mark.parametrize("how", ["-c", "-c joined", "-", "-c error"])
+def test_code_given_with_dash_c_or_on_stdin_runs_as_python_runs_it(tmp_path, how):
+    if how == "-c":
+        args, stdin = ["-c", PROBE_TEXT, "one", "--two"], None
+    elif how == "-c joined":
+        args, stdin = ["-c" + PROBE_TEXT, "one"], None
+    elif how == "-":
+        args, stdin = ["-", "one", "--two"], PROBE_TEXT
+    else:
+        args, stdin = ["-c", "import sys\nprint('half')\n1 / 0\n"], None
+    ours, plain = both(args, tmp_path, stdin)
+    assert ours == plain, (ours, plain)
+    assert ours[0] == (1 if how == "-c error" else 0)
+
+
+@pytest.mark.parametrize("option", ["--rep=r.json", "--no-v", "--rep"])
+def test_an_abbreviated_option_is_refused_in_one_line_as_python_does(tmp_path, option):
+    """Python takes no abbreviation of its options: '--rep' is not '--report', '--no-v' not
+    '--no-verify'; the program does not run."""
+    shutil.copy(SCRIPTS / "fail_01_backward_twice.py", tmp_path)
+    args = [option] + (["r.json"] if option == "--rep" else []) + ["fail_01_backward_twice.py"]
+    code, out, err = run(*args, command=(), cwd=tmp_path)
+    assert (code, out) == (2, "") and err.count("\n") == 1, err
+    assert err.startswith("python -m autograd_lens: error: ") and option.split("=")[0] in err
+    assert not (tmp_path / "r.json").exists()
+
+
+def test_the_diff_applies_with_patch_after_the_program_changed_folder(tmp_path):
+    """Paths relative to where the command started (not to the program's new folder), and
+    quoted so that `patch` takes a folder name with a space."""
+    folder = tmp_path / "my runs"
+    folder.mkdir()
+    shutil.copy(SCRIPTS / "hard2_moves_away.py", folder)
+    code, _, err = run("my runs/hard2_moves_away.py", cwd=tmp_path)
+    assert code == 1
+    lines = err.splitlines()
+    start = lines.index('--- "my runs/hard2_moves_away.py"')
+    diff = lines[start:start + 2]
+    for line in lines[start + 2:]:
+        if not line or not line[0] in " +-@":
+            break
+        diff.append(line)
+    done = subprocess.run(["patch", "-p0", "--dry-run"], cwd=tmp_path, input="\n".join(diff) + "\n",
+                          capture_output=True, text=True)
+    assert done.returncode == 0, (done.stdout, done.stderr, diff)
+
+
+def test_a_report_is_written_when_the_program_ends_by_os_exit(tmp_path):
+    shutil.copy(SCRIPTS / "hard2_os_exit.py", tmp_path)
+    report = tmp_path / "report.json"
+    code, out, _ = run("--report", str(report), "hard2_os_exit.py", cwd=tmp_path)
+    assert (code, out) == (3, "trained\n")
+    assert json.loads(report.read_text())["error"] is None
+
+
+def test_a_program_with_its_own_diagnose_on_error_gets_the_diagnosis_once(tmp_path):
+    """Its guard puts the diagnosis in the error's message; the command adds the replay's
+    evidence and the summary, not the diagnosis again."""
+    code, out, err = run("hard_own_guard.py")
+    assert code == 1
+    assert err.count("Carried in by") == 1 and err.count("Likely pattern") == 1, err
+    assert err.count("\n+        h = h.detach()") == 1
+    assert "from the program's own diagnose_on_error" in err
+
+
+def test_the_names_of_execd_code_are_searched_as_a_scripts(tmp_path):
+    report = tmp_path / "report.json"
+    code, out, err = run("--report", str(report), "hard2_exec_training.py")
+    assert (code, out) == (1, "")
+    first = json.loads(report.read_text())["carriers"][0]
+    assert (first["name"], first["file"], first["line"]) == ("h", "<training>", 5)
+    assert "No variable of your program holds" not in err
+
+
+def test_a_notebook_given_to_the_command_gets_one_line_and_exit_2(tmp_path):
+    import nbformat
+
+    notebook = tmp_path / "train.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print(1)")]),
+                   str(notebook))
+    code, out, err = run("train.ipynb", cwd=tmp_path)
+    assert (code, out) == (2, "") and err.count("\n") == 1
+    assert "%load_ext autograd_lens" in err
+
+
+def test_a_cell_that_calls_backward_twice_gets_its_edit_and_one_page():
+    """In a real kernel, with the extension: the forward in the cell or in the cell before."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    sources = ["import torch\n%load_ext autograd_lens",
+               "w = torch.ones(3, requires_grad=True)\nloss = (w * w).sum()\nloss.backward()\n"
+               "loss.backward()",
+               "loss = (w * w).sum()",
+               "loss.backward()\nloss.backward()"]
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(s) for s in sources])
+    NotebookClient(notebook, timeout=120, kernel_name="python3", allow_errors=True).execute()
+    for cell in (notebook.cells[1], notebook.cells[3]):
+        [error] = [o for o in cell.outputs if o.output_type == "error"]
+        message = error.evalue
+        assert "The fix as an edit of your cell" in message and "\n+++ In [" in message
+        [see] = [line for line in message.splitlines() if line.startswith("See:")]
+        assert see.count("https://") == 1 and "01_backward_twice" in see, see
