@@ -14,10 +14,12 @@ then said from (:mod:`autograd_lens.recorded`); the runs of the candidate edits 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.util
 import os
 import signal
 import sys
+import tempfile
 import types
 import zipfile
 from typing import Any, NoReturn
@@ -26,7 +28,7 @@ from .arrival import OnTorch
 from .launched import verify_skipped
 from .lifetime import Stopped, end_by_signal_at_exit, end_now, stopped_by_signals, watch_for_exit
 from .replay_run import refusal, replay
-from .telling import CHILD_NOTE, Teller, from_a_child
+from .telling import Teller, child_note, from_a_child
 from .sandbox import root_of
 from .unseen import PACKAGE
 from .verify import CallCounter, Rerun, announce, bound, run_as_main, verify
@@ -56,6 +58,10 @@ same error again at the same line is one line ("the same error at train.py:57 ag
 far"). When the error ends the program, the diagnosis in short (the carrier and its line, the
 fix, the edit, the page) is said last. A program that calls diagnose_on_error() itself gets the
 diagnosis from it, in the error's message, and from the command only what the replay adds.
+A child the program forks (os.fork, a multiprocessing Pool's worker with the fork start method)
+has its failure diagnosed there, at once, and listed in the report's "children" with its pid
+and how it was started; a child started with the spawn method is not watched. Only the command's
+own process replays the failure and runs the edits.
 Healthy runs print nothing extra. As under python, the folder of the script's real file (a
 symbolic link resolved) comes first on sys.path, except under -P; zip applications and folders
 with a __main__.py run too; -m, -c and - (the program on standard input) run as python runs
@@ -262,28 +268,47 @@ def main(argv: list[str] | None = None) -> int:
     # and imports torch while the first run goes on.
     rerun = Rerun(root_of(options.module, target, os.getcwd())) \
         if verifying or replaying else None
+    # A child the program forks hands its failures to this process through this file.
+    teller.children = os.path.join(rerun.folder, "children.jsonl") if rerun is not None else \
+        _children_file()
     ended_by_it = False  # the diagnosed error ended the program: its summary is said last
+    child = False  # this is a child the program forked (os.fork), ending as the program does
     try:
         code, ending, uncaught = _first_run(
             OnTorch(lambda: _watching(teller, watching, counter)), options.module, target)
-        ended_by_it = uncaught is not None and bool(watching) and watching[0].explains(uncaught)
+        child = os.getpid() != teller.pid
+        ended_by_it = uncaught is not None and bool(watching) and \
+            watching[0].explains(uncaught) and not child
+        if uncaught is not None and not ended_by_it and not child and \
+                (from_a_child(uncaught) or teller.from_children()):
+            children = teller.from_children()
+            said = [c for c in children if c.get("error") and c["error"] in str(uncaught)]
+            sys.stderr.write(child_note(said or children))
         del uncaught
-        if teller.finding is not None and not isinstance(ending, (KeyboardInterrupt, Stopped)):
+        if child:  # no replay, no run of the edits, no report: the parent's
+            pass
+        elif teller.finding is not None and not isinstance(ending, (KeyboardInterrupt, Stopped)):
             ending = _replay(teller, rerun if replaying else None, options.module,
                              target) or ending
-        if verifying and rerun is not None and teller.finding is not None and teller.fixes and \
+        if child:
+            pass
+        elif verifying and rerun is not None and teller.finding is not None and teller.fixes and \
                 not isinstance(ending, (KeyboardInterrupt, Stopped)):
             ending = _verify(teller, rerun, counter, options.module, target) or ending
         else:
             teller.say_pending()
             teller.say_edits(None, "the program was stopped before they could run")
     finally:
-        if rerun is not None:
-            rerun.close()
-        teller.say_pending()
-        teller.write()
-        if ended_by_it:
-            sys.stderr.write(teller.summary())
+        if not child:
+            teller.say_pending()
+            teller.write()  # before the re-run's folder, which holds the children's file, goes
+            if rerun is not None:
+                rerun.close()
+            if rerun is None and teller.children:
+                with contextlib.suppress(OSError):
+                    os.remove(teller.children)
+            if ended_by_it:
+                sys.stderr.write(teller.summary())
     if isinstance(ending, Stopped) and ending.signum != signal.SIGINT:
         end_now(ending.signum)
     if isinstance(ending, (KeyboardInterrupt, Stopped)):
@@ -325,6 +350,14 @@ def _replay(teller: Teller, replayer: Rerun | None, module: str | None,
     return None
 
 
+def _children_file() -> str:
+    """A new empty file for the failures of the program's forked children (without a re-run's
+    folder to hold it: under a distributed launcher)."""
+    handle, path = tempfile.mkstemp(prefix="autograd_lens_children_", suffix=".jsonl")
+    os.close(handle)
+    return path
+
+
 def _first_run(watching: OnTorch, module: str | None,
                target: list[str]) -> tuple[int, BaseException | None, BaseException | None]:
     """Run the program under the watch: (exit code, the SystemExit or KeyboardInterrupt that
@@ -339,8 +372,6 @@ def _first_run(watching: OnTorch, module: str | None,
         return 0, ending, None
     except BaseException as caught:  # noqa: BLE001 - reported as Python would, then explained
         _print_traceback(caught)
-        if from_a_child(caught):
-            sys.stderr.write(CHILD_NOTE)
         return 1, None, caught
     return 0, None, None
 

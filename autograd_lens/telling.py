@@ -16,6 +16,7 @@ recording changed it. The runs of the candidate edits come after the replay, and
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -32,7 +33,8 @@ if TYPE_CHECKING:  # the command imports torch only when the program does
     from .situation import Finding
 
 EMPTY_REPORT = {"error": None, "carriers": [], "frontier": [], "pattern": "", "title": "",
-                "fix": "", "page": "", "hidden": [], "recorded": None, "repeated": []}
+                "fix": "", "page": "", "hidden": [], "recorded": None, "repeated": [],
+                "children": []}
 
 
 # The folder the command started in: the diff's paths are relative to it, even when the program
@@ -120,6 +122,28 @@ def edit_text(fixes: list[Fix], pattern: Any, runs: list[dict] | None = None,
     return text + "\n" + "\n".join(parts)
 
 
+def child_identity() -> dict:
+    """This process, as a child of the program's: its pid, its parent's, how it was started."""
+    import multiprocessing
+
+    process = multiprocessing.current_process()
+    how = "os.fork" if process.name == "MainProcess" else \
+        f"multiprocessing, {multiprocessing.get_start_method(allow_none=True) or 'fork'}: " \
+        f"{process.name}"
+    return {"pid": os.getpid(), "parent": os.getppid(), "how": how}
+
+
+def child_note(children: list[dict]) -> str:
+    """Said after an error that a child process raised and the program re-raised: where its
+    diagnosis is (said in the child, if the child was forked), or that none was made."""
+    if not children:
+        return CHILD_NOTE
+    pids = ", ".join(str(c["pid"]) for c in children)
+    return (f"\nautograd_lens: this error happened in child process {pids}; its diagnosis was "
+            "said there (above) and is in the report's \"children\"; no replay or edit run is "
+            "made for a child's failure.\n")
+
+
 CHILD_NOTE = ("\nautograd_lens: this error happened in a child process, which the command does not "
               "watch; to see the diagnosis, run that part in the command's own process.\n")
 
@@ -154,6 +178,8 @@ class Teller:
     def __init__(self, report: str | None, calls: Callable[[], int], verifying: bool = False,
                  not_run: str = "") -> None:
         self.report, self.calls = report, calls
+        self.pid = os.getpid()  # the command's process; a forked child's failures go through
+        self.children: str | None = None  # ... this file (one JSON line each), set by main
         STARTED_IN[:] = [os.getcwd()]
         self.verifying, self.not_run = verifying, not_run
         self.finding: Finding | None = None
@@ -172,6 +198,9 @@ class Teller:
 
     def failed(self, finding: Finding, frame: Any) -> None:
         """At the moment a backward failed (``frame``: the program's call of it)."""
+        if os.getpid() != self.pid:
+            self._in_a_child(finding, frame)
+            return
         self.say_pending()  # an earlier failure that a ``with`` block swallowed: said first
         self.finding, self.calls_before = finding, self.calls()
         self.seconds = time.monotonic() - self.started
@@ -189,6 +218,26 @@ class Teller:
             sys.stderr.flush()
         else:
             self.pending = text
+
+    def _in_a_child(self, finding: Finding, frame: Any) -> None:
+        """A failure in a process the program forked (``os.fork``, multiprocessing's fork
+        start method: a Pool's worker): said there, at once, with the child's identity, and
+        handed to the command's process through ``children`` (one JSON line), which puts it in
+        the report. Nothing is replayed or run for it: only the command's process does that."""
+        self.finding, self.runs, self.verified, self.verdict = finding, None, None, None
+        self.where = None if frame is None else (frame.f_code.co_filename, frame.f_lineno)
+        self.verifying, self.not_run = False, "it failed in a child process"
+        self._made()
+        who = child_identity()
+        sys.stderr.write(f"\nautograd_lens: in child process {who['pid']} ({who['how']}):"
+                         + self.text)
+        sys.stderr.flush()
+        if self.children is None:
+            return
+        record = dict(self._data(), **who)
+        with contextlib.suppress(OSError):
+            with open(self.children, "a", encoding="utf-8") as handle:
+                handle.write(json.dumps(record) + "\n")
 
     def repeated(self, file: str, line: int, times: int) -> None:
         """The same error again at the program's call ``file``:``line``, diagnosed already:
@@ -304,8 +353,26 @@ class Teller:
         return held + rest, [i for i, v in enumerate(said) if v in FAILED]
 
     def write(self) -> None:
-        if self.report is None:
+        if self.report is None or os.getpid() != self.pid:  # a child's: see _in_a_child
             return
+        data = self._data()
+        data["children"] = self.from_children()
+        with open(self.report, "w", encoding="utf-8") as handle:
+            json.dump(data, handle, indent=2)
+            handle.write("\n")
+
+    def from_children(self) -> list[dict]:
+        """The failures diagnosed in the program's child processes, so far."""
+        if self.children is None or not os.path.exists(self.children):
+            return []
+        found = []
+        with open(self.children, encoding="utf-8") as handle:
+            for line in handle:
+                with contextlib.suppress(ValueError):
+                    found.append(json.loads(line))
+        return found
+
+    def _data(self) -> dict:
         data = dict(EMPTY_REPORT) if self.finding is None else self.finding.as_dict()
         shown, failed = self._order()
         first, others = (shown[0], shown[1:]) if shown else (None, [])
@@ -326,9 +393,7 @@ class Teller:
                      "verdict": self.verdict,
                      "repeated": [{"file": file, "line": line, "again": times}
                                   for (file, line), times in self.repeats.items()]})
-        with open(self.report, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, indent=2)
-            handle.write("\n")
+        return data
 
 
 def _public(run: dict | None, calls_before: int) -> dict | None:

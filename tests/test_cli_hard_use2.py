@@ -304,3 +304,34 @@ def test_a_cell_that_calls_backward_twice_gets_its_edit_and_one_page():
         assert "The fix as an edit of your cell" in message and "\n+++ In [" in message
         [see] = [line for line in message.splitlines() if line.startswith("See:")]
         assert see.count("https://") == 1 and "01_backward_twice" in see, see
+
+
+def test_failures_in_forked_children_are_in_the_parents_report(tmp_path):
+    """A forked child (os.fork) and a Pool worker (fork start method): each diagnosed in the
+    child, at once, and in the parent's report with the child's pid and how it was started;
+    the Pool's error that ends the parent is said to come from the child."""
+    report = tmp_path / "report.json"
+    script = "hard2_children.py"
+    code, out, err = run("--report", str(report), script)
+    assert (code, out) == run(script, command=None)[:2] == (1, "")
+    children = json.loads(report.read_text())["children"]
+    assert [c["how"] for c in children] == ["os.fork", "multiprocessing, fork: ForkPoolWorker-1"]
+    for child in children:
+        assert f"autograd_lens: in child process {child['pid']} ({child['how']}):" in err
+        assert child["parent"] != child["pid"] and child["pattern"] == "backward_twice"
+        assert (child["carriers"][0]["name"], child["carriers"][0]["line"]) == ("loss", 15)
+    last = err.splitlines()[-1]
+    assert last.startswith("autograd_lens: this error happened in child process ") and \
+        str(children[1]["pid"]) in last.split(";")[0], last
+    assert last.endswith("its diagnosis was said there (above) and is in the report's "
+                         "\"children\"; no replay or edit run is made for a child's failure.")
+
+
+def test_a_forked_child_that_runs_to_the_end_starts_no_replay(tmp_path):
+    """Only the command's process replays the failure and runs the edits: the child ending
+    through the command's code leaves the parent's re-run alone."""
+    code, out, err = run("hard2_forked_goes_on.py", command=())
+    assert (code, out) == run("hard2_forked_goes_on.py", command=None)[:2]
+    assert err.count("Recorded in a replay") == 1 and "Not recorded" not in err, err
+    assert err.count("each suggested edit was run in a sandbox") == 1
+    assert "run and verified" in err and "could not run" not in err
