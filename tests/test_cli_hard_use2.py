@@ -81,7 +81,8 @@ def test_a_skipped_batch_is_diagnosed_in_full_once_then_in_one_line(runs):
 
 
 def test_the_report_is_written_at_the_failure_and_after_the_replay_only(tmp_path, monkeypatch):
-    """Not once per failure: at the first, after the replay remade it, and at the end."""
+    """Not once per failure: before the program runs, at the first failure, after the replay
+    remade it, and at the end."""
     from autograd_lens import telling
     from autograd_lens.__main__ import main
 
@@ -95,7 +96,7 @@ def test_the_report_is_written_at_the_failure_and_after_the_replay_only(tmp_path
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
         code = main(["--report", str(report), "--no-verify", str(SCRIPTS / SKIPPED)])
     assert code == 0 and json.loads(report.read_text())["repeated"][0]["again"] == 198
-    assert len(writes) <= 3, len(writes)
+    assert len(writes) == 4, len(writes)
 
 
 def test_a_caught_failure_after_the_first_costs_under_a_millisecond(tmp_path):
