@@ -14,10 +14,12 @@ then said from (:mod:`autograd_lens.recorded`); the runs of the candidate edits 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.util
 import os
 import signal
 import sys
+import tempfile
 import types
 import zipfile
 from typing import Any, NoReturn
@@ -26,12 +28,14 @@ from .arrival import OnTorch
 from .launched import verify_skipped
 from .lifetime import Stopped, end_by_signal_at_exit, end_now, stopped_by_signals, watch_for_exit
 from .replay_run import refusal, replay
-from .telling import CHILD_NOTE, Teller, from_a_child
+from .telling import Teller, child_note, from_a_child
 from .sandbox import root_of
+from .unseen import PACKAGE
 from .verify import CallCounter, Rerun, announce, bound, run_as_main, verify
 
 _PROG = "python -m autograd_lens"
-_USAGE = f"{_PROG} [--report FILE] [--no-verify] (script.py | -m module) [args ...]"
+_USAGE = (f"{_PROG} [--report FILE] [--no-verify] (script.py | -m module) [args ...]\n"
+          f"   or: {_PROG} [--report FILE] [--no-verify] (-c code | -) [args ...]")
 _DESCRIPTION = """\
 Run a Python script (or, with -m, a module) exactly as `python script.py` would: the same
 sys.argv, its folder first on sys.path, __name__ == "__main__", the same output and exit code.
@@ -49,9 +53,21 @@ optimizer step: the write, the node, the backward that freed it and the names th
 said from that recording. A replay that does not fail the same way (or none, under torchrun)
 leaves what the text says about a write, a step or a loop marked as a guess. The replay repeats
 the program's side effects up to the failing call.
+A program that catches the error and goes on gets the diagnosis in full the first time; the
+same error again at the same line is one line ("the same error at train.py:57 again, 3 times so
+far"). When the error ends the program, the diagnosis in short (the carrier and its line, the
+fix, the edit, the page) is said last. A program that calls diagnose_on_error() itself gets the
+diagnosis from it, in the error's message, and from the command only what the replay adds.
+A child the program forks (os.fork, a multiprocessing Pool's worker with the fork start method)
+has its failure diagnosed there, at once, and listed in the report's "children" with its pid
+and how it was started; a child started with the spawn method is not watched. Only the command's
+own process replays the failure and runs the edits.
 Healthy runs print nothing extra. As under python, the folder of the script's real file (a
 symbolic link resolved) comes first on sys.path, except under -P; zip applications and folders
-with a __main__.py run too; "--" may end the command's options.
+with a __main__.py run too; -m, -c and - (the program on standard input) run as python runs
+them, with python's errors and exit codes (the edits of a program given as text are not run);
+no frame of the command shows in a traceback; options are not taken abbreviated, as python's
+are not; "--" may end the command's options.
 
 Before an edit is printed as the fix, it is run: the command applies each suggested edit to a
 copy of the program and runs it in a sandbox, one run after the other, each in a new process
@@ -93,11 +109,13 @@ def _bad_use(message: str) -> NoReturn:
 
 
 def _parser() -> argparse.ArgumentParser:
+    # No abbreviations (--rep for --report): Python takes none of its own options abbreviated.
     parser = _Parser(prog=_PROG, usage=_USAGE, description=_DESCRIPTION, epilog=_EPILOG,
-                     formatter_class=argparse.RawDescriptionHelpFormatter)
+                     formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False)
     parser.add_argument("--report", metavar="FILE",
-                        help="also write the diagnosis as JSON to FILE (at the failure and "
-                             'after every run; "error" is null when no backward failed)')
+                        help="also write the diagnosis as JSON to FILE (before the program "
+                             "runs, at the failure, after every run and at the end; \"error\" "
+                             "is null when no backward failed)")
     parser.add_argument("--no-verify", dest="verify", action="store_false",
                         help="print the suggested edits without running them (they are said "
                              "to be not run)")
@@ -122,6 +140,10 @@ def _split(argv: list[str]) -> tuple[list[str], list[str]]:
             index += 2
         elif word.startswith("-m") and len(word) > 2:
             return argv[:index + 1], argv[index + 1:]
+        elif word == "-c":  # the program as text: its arguments follow it, as for python
+            return argv[:index], argv[index:]
+        elif word.startswith("-c"):
+            return argv[:index], ["-c", word[2:], *argv[index + 1:]]
         elif word.startswith("-") and word != "-":
             index += 1
         else:
@@ -132,6 +154,9 @@ def _split(argv: list[str]) -> tuple[list[str], list[str]]:
 def _check_script(path: str) -> None:
     if not os.path.exists(path):
         _bad_use(f"cannot find the script {path!r}")
+    if path.endswith(".ipynb"):
+        _bad_use(f"{path!r} is a notebook: in the notebook, run %load_ext autograd_lens in a "
+                 "cell before the training cells (this command runs Python scripts)")
     if os.path.isdir(path) or path.endswith(_SCRIPT_SUFFIXES) or zipfile.is_zipfile(path):
         return
     try:
@@ -139,20 +164,6 @@ def _check_script(path: str) -> None:
             compile(handle.read(), path, "exec")
     except (SyntaxError, ValueError, UnicodeDecodeError, OSError):
         _bad_use(f"{path!r} is not a Python script")
-
-
-def _module_exists(module: str) -> bool:
-    """Whether ``module`` can be found. Finding it imports its package: an error there that is
-    not the module (or a package of it) missing is the program's own, left for its run to
-    raise, as ``python -m`` does."""
-    try:
-        return importlib.util.find_spec(module) is not None
-    except ImportError as error:
-        if error.name is None or error.name == module or module.startswith(error.name + "."):
-            return False
-        return True
-    except ValueError:
-        return False
 
 
 def _check_report(path: str | None) -> str | None:
@@ -182,17 +193,29 @@ def _ours(filename: str) -> bool:
 
 
 def _user_traceback(tb: Any) -> Any:
-    """The traceback without the frames of this command (its runner and its thin wrappers
-    around backward) and of runpy: what ``python script.py`` would show."""
-    kept = []
+    """The traceback as ``python script.py`` (or ``python -m module``) would show it: from the
+    frame this command's runner runs the program in (the script's, or runpy's for -m, a folder
+    or a zip application, as Python's own), without this command's frames below it either."""
+    entries = []
     while tb is not None:
-        if not _ours(tb.tb_frame.f_code.co_filename):
-            kept.append(tb)
+        entries.append(tb)
         tb = tb.tb_next
+    runner = [i for i, entry in enumerate(entries) if
+              entry.tb_frame.f_code.co_filename.startswith(PACKAGE) and
+              entry.tb_frame.f_code.co_name in _RUNNERS]
+    if runner:
+        kept = [e for e in entries[runner[-1] + 1:]
+                if not e.tb_frame.f_code.co_filename.startswith(PACKAGE)]
+    else:
+        kept = [e for e in entries if not _ours(e.tb_frame.f_code.co_filename)]
     rebuilt = None
     for entry in reversed(kept):
         rebuilt = types.TracebackType(rebuilt, entry.tb_frame, entry.tb_lasti, entry.tb_lineno)
     return rebuilt
+
+
+# The functions of the runner (autograd_lens.running) in whose frame the program's code runs.
+_RUNNERS = ("run_as_main", "_run_script", "_run_text")
 
 
 def _failed_at(tb: Any) -> tuple[str, int] | None:
@@ -223,41 +246,69 @@ def main(argv: list[str] | None = None) -> int:
     verifying = options.verify and not skipped
     if options.module is None:
         if not target:
-            _bad_use(f"no script given; usage: {_USAGE}")
-        _check_script(target[0])
-    else:
-        # Finding the module imports its package: its __init__ must see what `python -m` gives it.
-        sys.argv = ["-m", *target]
-        if not _module_exists(options.module):
-            _bad_use(f"no module named {options.module!r}")
+            _bad_use(f"no script given; usage: {_USAGE.splitlines()[0]}")
+        if target[0] == "-c" and len(target) < 2:
+            _bad_use("argument expected for the -c option")
+        text = target[0] in ("-c", "-")  # a program without a file: its edits cannot be run
+        if text and verifying:
+            skipped = ("the program was given as text (-c or on standard input), not in a file "
+                       "that an edit could change")
+            verifying = False
+        elif not text:
+            _check_script(target[0])
     report = _check_report(options.report)
     watch_for_exit()
     watching: list = []
     counter = CallCounter() if verifying else None
     not_run = skipped or "--no-verify"
     teller = Teller(report, lambda: watching[0].count if watching else 0, verifying, not_run)
+    teller.write()  # "error": null until a backward fails (so also after an os._exit)
     replaying = refusal(os.environ) is None
     # One process for the replay and the runs of the edits, started now: it copies the folder
     # and imports torch while the first run goes on.
     rerun = Rerun(root_of(options.module, target, os.getcwd())) \
         if verifying or replaying else None
+    # A child the program forks hands its failures to this process through this file.
+    teller.children = os.path.join(rerun.folder, "children.jsonl") if rerun is not None else \
+        _children_file()
+    ended_by_it = False  # the diagnosed error ended the program: its summary is said last
+    child = False  # this is a child the program forked (os.fork), ending as the program does
     try:
-        code, ending = _first_run(OnTorch(lambda: _watching(teller, watching, counter)),
-                                  options.module, target)
-        if teller.finding is not None and not isinstance(ending, (KeyboardInterrupt, Stopped)):
+        code, ending, uncaught = _first_run(
+            OnTorch(lambda: _watching(teller, watching, counter)), options.module, target)
+        child = os.getpid() != teller.pid
+        ended_by_it = uncaught is not None and bool(watching) and \
+            watching[0].explains(uncaught) and not child
+        if uncaught is not None and not ended_by_it and not child and \
+                (from_a_child(uncaught) or teller.from_children()):
+            children = teller.from_children()
+            said = [c for c in children if c.get("error") and c["error"] in str(uncaught)]
+            sys.stderr.write(child_note(said or children))
+        del uncaught
+        if child:  # no replay, no run of the edits, no report: the parent's
+            pass
+        elif teller.finding is not None and not isinstance(ending, (KeyboardInterrupt, Stopped)):
             ending = _replay(teller, rerun if replaying else None, options.module,
                              target) or ending
-        if verifying and rerun is not None and teller.finding is not None and teller.fixes and \
+        if child:
+            pass
+        elif verifying and rerun is not None and teller.finding is not None and teller.fixes and \
                 not isinstance(ending, (KeyboardInterrupt, Stopped)):
             ending = _verify(teller, rerun, counter, options.module, target) or ending
         else:
             teller.say_pending()
             teller.say_edits(None, "the program was stopped before they could run")
     finally:
-        if rerun is not None:
-            rerun.close()
-        teller.say_pending()
-        teller.write()
+        if not child:
+            teller.say_pending()
+            teller.write()  # before the re-run's folder, which holds the children's file, goes
+            if rerun is not None:
+                rerun.close()
+            if rerun is None and teller.children:
+                with contextlib.suppress(OSError):
+                    os.remove(teller.children)
+            if ended_by_it:
+                sys.stderr.write(teller.summary())
     if isinstance(ending, Stopped) and ending.signum != signal.SIGINT:
         end_now(ending.signum)
     if isinstance(ending, (KeyboardInterrupt, Stopped)):
@@ -275,7 +326,7 @@ def _watching(teller: Teller, watching: list, counter: CallCounter | None) -> li
     else runs on each call: the optimizer steps before the failure are the replay's)."""
     from .watch import Watch
 
-    watching.append(Watch(on_failure=teller.failed,
+    watching.append(Watch(on_failure=teller.failed, on_repeat=teller.repeated,
                           on_outputs=counter.keep if counter is not None else None))
     return watching[-1:]
 
@@ -302,23 +353,30 @@ def _replay(teller: Teller, replayer: Rerun | None, module: str | None,
     return None
 
 
+def _children_file() -> str:
+    """A new empty file for the failures of the program's forked children (without a re-run's
+    folder to hold it: under a distributed launcher)."""
+    handle, path = tempfile.mkstemp(prefix="autograd_lens_children_", suffix=".jsonl")
+    os.close(handle)
+    return path
+
+
 def _first_run(watching: OnTorch, module: str | None,
-               target: list[str]) -> tuple[int, BaseException | None]:
+               target: list[str]) -> tuple[int, BaseException | None, BaseException | None]:
     """Run the program under the watch: (exit code, the SystemExit or KeyboardInterrupt that
-    ended it). An error is printed as Python prints it, without this command's frames."""
+    ended it, the error that ended it). An error is printed as Python prints it, without this
+    command's frames."""
     try:
         with watching:
             run_as_main(module, target)
     except (SystemExit, KeyboardInterrupt) as ending:
         if isinstance(ending, KeyboardInterrupt):
             _print_traceback(ending)
-        return 0, ending
+        return 0, ending, None
     except BaseException as caught:  # noqa: BLE001 - reported as Python would, then explained
         _print_traceback(caught)
-        if from_a_child(caught):
-            sys.stderr.write(CHILD_NOTE)
-        return 1, None
-    return 0, None
+        return 1, None, caught
+    return 0, None, None
 
 
 def _print_traceback(caught: BaseException) -> None:

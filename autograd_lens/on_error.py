@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import sys
 import threading
 from collections import deque
 from typing import Any, Callable
@@ -28,7 +27,7 @@ from .places import cell_numbers
 from .situation import _known as known_nodes  # alive nodes, where an earlier root would be
 from .situation import explain
 from .telling import edit_text
-from .unseen import leave_unseen
+from .unseen import without_ours
 from .watch import user_frames
 
 
@@ -91,9 +90,15 @@ class diagnose_on_error(contextlib.ContextDecorator):
             try:
                 result = original(outputs, *args, **kwargs)
             except BaseException as error:
+                # Re-raised without this wrapper's entry (a bare raise adds none): the
+                # traceback shows the frames it would show without the guard.
+                error.__traceback__ = without_ours(error.__traceback__)
                 if not nested:
-                    guard._failed(error, outputs, args, kwargs)
-                leave_unseen(sys._getframe())  # the traceback shows the user's frames only
+                    try:
+                        guard._failed(error, outputs, args, kwargs)
+                    except BaseException as stopped:  # Ctrl-C during the diagnosis
+                        stopped.__traceback__ = None
+                        raise
                 raise
             finally:
                 state.busy = nested
@@ -180,7 +185,7 @@ class diagnose_on_error(contextlib.ContextDecorator):
         lines = text.split("\n")
         at = next((i for i, line in enumerate(lines) if line.startswith("Likely pattern")),
                   len(lines))
-        lines[at:] = finding.carrier_lines() + finding.pattern_lines(every_page=True)
+        lines[at:] = finding.carrier_lines() + finding.pattern_lines()
         return ("\n".join(lines) + edit).replace("`", "'")
 
     def __enter__(self) -> "diagnose_on_error":

@@ -16,6 +16,7 @@ recording changed it. The runs of the candidate edits come after the replay, and
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -24,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from .edits import unified_diff
 from .errors import FREED_GRAPH_PATTERN, INPLACE_PATTERN, error_kind
-from .places import is_cell, shown_file
+from .places import is_cell, place, shown_file
 from .unseen import may_be_caught
 
 if TYPE_CHECKING:  # the command imports torch only when the program does
@@ -32,16 +33,27 @@ if TYPE_CHECKING:  # the command imports torch only when the program does
     from .situation import Finding
 
 EMPTY_REPORT = {"error": None, "carriers": [], "frontier": [], "pattern": "", "title": "",
-                "fix": "", "page": "", "hidden": [], "recorded": None}
+                "fix": "", "page": "", "hidden": [], "recorded": None, "repeated": [],
+                "children": []}
+
+
+# The folder the command started in: the diff's paths are relative to it, even when the program
+# has changed its working folder since (set by each Teller).
+STARTED_IN: list[str] = []
 
 
 def _shown(file: str) -> str:
-    """A file's name as the diff shows it: relative to the working folder when inside it; a
+    """A file's name as the diff shows it: relative to the folder the command started in when
+    inside it, quoted as ``patch`` reads a name with spaces (``"my runs/train.py"``); a
     notebook cell as ``In [4]``."""
     if is_cell(file):
         return shown_file(file)
-    relative = os.path.relpath(file) if os.path.isabs(file) else file
-    return file if relative.startswith("..") else relative
+    start = STARTED_IN[-1] if STARTED_IN else os.getcwd()
+    relative = os.path.relpath(file, start) if os.path.isabs(file) else file
+    name = file if relative.startswith("..") else relative
+    if any(c.isspace() or c in '"\\' for c in name):
+        name = '"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return name
 
 
 NOT_RUN = ("autograd_lens: the edits below were not run ({why}): none of them is shown to "
@@ -110,6 +122,28 @@ def edit_text(fixes: list[Fix], pattern: Any, runs: list[dict] | None = None,
     return text + "\n" + "\n".join(parts)
 
 
+def child_identity() -> dict:
+    """This process, as a child of the program's: its pid, its parent's, how it was started."""
+    import multiprocessing
+
+    process = multiprocessing.current_process()
+    how = "os.fork" if process.name == "MainProcess" else \
+        f"multiprocessing, {multiprocessing.get_start_method(allow_none=True) or 'fork'}: " \
+        f"{process.name}"
+    return {"pid": os.getpid(), "parent": os.getppid(), "how": how}
+
+
+def child_note(children: list[dict]) -> str:
+    """Said after an error that a child process raised and the program re-raised: where its
+    diagnosis is (said in the child, if the child was forked), or that none was made."""
+    if not children:
+        return CHILD_NOTE
+    pids = ", ".join(str(c["pid"]) for c in children)
+    return (f"\nautograd_lens: this error happened in child process {pids}; its diagnosis was "
+            "said there (above) and is in the report's \"children\"; no replay or edit run is "
+            "made for a child's failure.\n")
+
+
 CHILD_NOTE = ("\nautograd_lens: this error happened in a child process, which the command does not "
               "watch; to see the diagnosis, run that part in the command's own process.\n")
 
@@ -123,6 +157,18 @@ def from_a_child(error: BaseException) -> bool:
         FREED_GRAPH_PATTERN.search(text) or INPLACE_PATTERN.search(text))
 
 
+def _guarded() -> bool:
+    """Whether the failing call runs inside the program's own :class:`diagnose_on_error`
+    (whose wrapper is around the watch's), which adds the diagnosis to the error's message:
+    the command then does not say it a second time."""
+    on_error = sys.modules.get("autograd_lens.on_error")
+    return on_error is not None and getattr(on_error._state, "busy", False)
+
+
+def _guarded_text(text: str) -> bool:
+    return "from the program's own diagnose_on_error" in text
+
+
 class Teller:
     """Says each diagnosis once, writes the report, and keeps what the verification needs:
     ``report`` the report's absolute path (or None), ``calls`` a function giving the number of
@@ -132,6 +178,9 @@ class Teller:
     def __init__(self, report: str | None, calls: Callable[[], int], verifying: bool = False,
                  not_run: str = "") -> None:
         self.report, self.calls = report, calls
+        self.pid = os.getpid()  # the command's process; a forked child's failures go through
+        self.children: str | None = None  # ... this file (one JSON line each), set by main
+        STARTED_IN[:] = [os.getcwd()]
         self.verifying, self.not_run = verifying, not_run
         self.finding: Finding | None = None
         self.fixes: list[Fix] = []
@@ -144,9 +193,14 @@ class Teller:
         self.started, self.seconds = time.monotonic(), 0.0  # the first run's time to the failure
         self.where: tuple[str, int] | None = None  # the program's call of backward that failed
         self.text = ""
+        # The same error again at a place already diagnosed: the times, by (file, line).
+        self.repeats: dict[tuple[str, int], int] = {}
 
     def failed(self, finding: Finding, frame: Any) -> None:
         """At the moment a backward failed (``frame``: the program's call of it)."""
+        if os.getpid() != self.pid:
+            self._in_a_child(finding, frame)
+            return
         self.say_pending()  # an earlier failure that a ``with`` block swallowed: said first
         self.finding, self.calls_before = finding, self.calls()
         self.seconds = time.monotonic() - self.started
@@ -154,12 +208,73 @@ class Teller:
         self.where = None if frame is None else (frame.f_code.co_filename, frame.f_lineno)
         self._made()
         self.write()
+        text = self.text
+        if _guarded():  # the program's own diagnose_on_error puts it in the error's message
+            text = (f"\n{self.text.strip().splitlines()[0]}\nautograd_lens: the diagnosis is in "
+                    "the error's message, from the program's own diagnose_on_error.\n")
         if frame is None or may_be_caught(frame):
             self.pending = ""
-            sys.stderr.write(self.text)
+            sys.stderr.write(text)
             sys.stderr.flush()
         else:
-            self.pending = self.text
+            self.pending = text
+
+    def _in_a_child(self, finding: Finding, frame: Any) -> None:
+        """A failure in a process the program forked (``os.fork``, multiprocessing's fork
+        start method: a Pool's worker): said there, at once, with the child's identity, and
+        handed to the command's process through ``children`` (one JSON line), which puts it in
+        the report. Nothing is replayed or run for it: only the command's process does that."""
+        self.finding, self.runs, self.verified, self.verdict = finding, None, None, None
+        self.where = None if frame is None else (frame.f_code.co_filename, frame.f_lineno)
+        self.verifying, self.not_run = False, "it failed in a child process"
+        self._made()
+        who = child_identity()
+        sys.stderr.write(f"\nautograd_lens: in child process {who['pid']} ({who['how']}):"
+                         + self.text)
+        sys.stderr.flush()
+        if self.children is None:
+            return
+        record = dict(self._data(), **who)
+        with contextlib.suppress(OSError):
+            with open(self.children, "a", encoding="utf-8") as handle:
+                handle.write(json.dumps(record) + "\n")
+
+    def repeated(self, file: str, line: int, times: int) -> None:
+        """The same error again at the program's call ``file``:``line``, diagnosed already:
+        one line, at once; the report gets the count when it is next written (at the end)."""
+        self.repeats[(file, line)] = times
+        sys.stderr.write(("\n" if times == 1 else "") + "autograd_lens: the same error at "
+                         f"{place(file, line)} again, {times} time{'s' if times != 1 else ''} "
+                         "so far.\n")
+
+    def summary(self) -> str:
+        """The diagnosis in three lines (carrier and its line, fix, page), said last when the
+        error ended the program, after Python's traceback and the edits."""
+        finding = self.finding
+        if finding is None:
+            return ""
+        failed = f"the backward at {place(*self.where)}" if self.where else "a backward"
+        if finding.carriers:
+            carrier = finding.carriers[0]
+            said = (f"{carrier.name}, entering at {place(carrier.file, carrier.line)}, carries in "
+                    f"the graph that {failed} could not go through")
+        elif finding.inplace and finding.write is not None and finding.write.line:
+            write = finding.write
+            said = (f"{write.name or 'a saved tensor'} was changed in place at "
+                    f"{place(write.file, write.line)} after a node saved it; {failed} needed "
+                    "its old value")
+        else:
+            said = f"{failed} failed; no variable of the program was named as the carrier"
+        lines = [f"autograd_lens, in short: {said}."]
+        if finding.pattern is not None and finding.pattern.key != "unknown":
+            lines.append(f"Fix: {finding.fix}.")
+        if self.fixes:
+            lines.append("Edit: " + ("the fix as an edit above" if self.verdict in ("gone",)
+                                     else "see the edits above"
+                                     + (" (not run)" if self.runs is None else "")) + ".")
+        if finding.page:
+            lines.append(f"See: {finding.page}")
+        return "\n" + "\n".join(lines) + "\n"
 
     def _made(self) -> None:
         """The fixes and the text, from the finding as it stands."""
@@ -184,7 +299,7 @@ class Teller:
         self.finding = amend(self.finding, evidence, why_not)
         self._made()
         self.write()
-        if self.pending:
+        if self.pending and not _guarded_text(self.pending):
             self.pending = self.text
         else:  # said at the failure: what the recording changed or adds, once
             before = set(said.splitlines())
@@ -238,8 +353,26 @@ class Teller:
         return held + rest, [i for i, v in enumerate(said) if v in FAILED]
 
     def write(self) -> None:
-        if self.report is None:
+        if self.report is None or os.getpid() != self.pid:  # a child's: see _in_a_child
             return
+        data = self._data()
+        data["children"] = self.from_children()
+        with open(self.report, "w", encoding="utf-8") as handle:
+            json.dump(data, handle, indent=2)
+            handle.write("\n")
+
+    def from_children(self) -> list[dict]:
+        """The failures diagnosed in the program's child processes, so far."""
+        if self.children is None or not os.path.exists(self.children):
+            return []
+        found = []
+        with open(self.children, encoding="utf-8") as handle:
+            for line in handle:
+                with contextlib.suppress(ValueError):
+                    found.append(json.loads(line))
+        return found
+
+    def _data(self) -> dict:
         data = dict(EMPTY_REPORT) if self.finding is None else self.finding.as_dict()
         shown, failed = self._order()
         first, others = (shown[0], shown[1:]) if shown else (None, [])
@@ -257,10 +390,10 @@ class Teller:
                                          for i in failed],
                      "left_out": list(self.unbound),
                      "verified": _public(self.verified, self.calls_before),
-                     "verdict": self.verdict})
-        with open(self.report, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, indent=2)
-            handle.write("\n")
+                     "verdict": self.verdict,
+                     "repeated": [{"file": file, "line": line, "again": times}
+                                  for (file, line), times in self.repeats.items()]})
+        return data
 
 
 def _public(run: dict | None, calls_before: int) -> dict | None:

@@ -2,19 +2,18 @@
 
 A wrapper around torch's backward is a Python frame, so an exception that passes through it
 gets a traceback entry for it: a program that prints its own traceback (``log.exception``, a
-framework's error handler) would show a frame of ``autograd_lens``. :func:`leave_unseen`
-removes those entries as the exception leaves them, the way Python would have linked the
-traceback without the wrapper. :func:`may_be_caught` tells, from the frames' exception tables,
-whether an exception raised at a call could be caught on its way out (a ``try``; not a ``with``
-block alone, which passes it on unless its ``__exit__`` swallows it).
+framework's error handler) would show a frame of ``autograd_lens``. :func:`without_ours`
+gives the traceback without those entries, which the wrapper re-raises the exception with.
+:func:`may_be_caught` tells, from the frames' exception tables, whether an exception raised at
+a call could be caught on its way out (a ``try``; not a ``with`` block alone, which passes it on
+unless its ``__exit__`` swallows it).
 """
 
 from __future__ import annotations
 
 import dis
 import os
-import sys
-from typing import Any, Callable
+from typing import Any
 
 PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
@@ -36,68 +35,14 @@ def _first_not_ours(frame: Any) -> Any:
     return frame
 
 
-def _skip_ours(entry: Any) -> Any:
+def without_ours(entry: Any) -> Any:
+    """A traceback past its leading entries in this package's files. A wrapper of this
+    package sets the exception passing through it to this, then re-raises it with a bare
+    ``raise`` (which adds no entry): the traceback is then the one Python would have made
+    without the wrapper, its type, message, cause and context unchanged."""
     while entry is not None and entry.tb_frame.f_code.co_filename.startswith(PACKAGE):
         entry = entry.tb_next
     return entry
-
-
-def leave_unseen(frame: Any) -> None:
-    """Call from this package's wrapper (``frame``: its own) while an exception is being raised
-    through it: once the exception reaches the first frame outside this package, that frame's
-    traceback entry is linked past this package's entries. Done with a trace function set for
-    that moment only; under a debugger (a trace function already set), the caller's own trace
-    function is kept and handed every event, the first one included."""
-    caller = _first_not_ours(frame)
-    if caller is None:
-        return
-    if sys.gettrace() is not None:
-        _splice_under_tracer(caller)
-        return
-
-    def on_exception(seen: Any, event: str, arg: Any) -> Callable | None:
-        if event != "exception" or seen is not caller:
-            return None
-        caller.f_trace = None
-        sys.settrace(None)
-        _splice(caller, arg[2])
-        return None
-
-    calls = [0]
-
-    def on_call(seen: Any, event: str, arg: Any) -> None:
-        # No frame started meanwhile is traced. Should the exception never reach the caller
-        # (swallowed by C code between), tracing stops after a few calls.
-        calls[0] += 1
-        if calls[0] > 100:
-            caller.f_trace = None
-            sys.settrace(None)
-        return None
-
-    caller.f_trace = on_exception
-    caller.f_trace_lines = False
-    sys.settrace(on_call)
-
-
-def _splice(caller: Any, entry: Any) -> None:
-    """Link the caller's traceback entry past this package's entries."""
-    if entry is not None and entry.tb_frame is caller:
-        entry.tb_next = _skip_ours(entry.tb_next)
-
-
-def _splice_under_tracer(caller: Any) -> None:
-    """The splice, with the debugger's trace function (``sys.settrace``) left in place: the
-    caller's next event is seen first, then handed to the caller's own trace function, which
-    is put back."""
-    previous = caller.f_trace
-
-    def on_event(seen: Any, event: str, arg: Any) -> Callable | None:
-        caller.f_trace = previous
-        if event == "exception":
-            _splice(caller, arg[2])
-        return previous(seen, event, arg) if previous is not None else None
-
-    caller.f_trace = on_event
 
 
 def may_be_caught(frame: Any) -> bool:

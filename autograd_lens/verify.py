@@ -45,6 +45,7 @@ from .edits import Edit, apply, by_file
 from .errors import error_kind
 from .lifetime import die_with_parent, stop_group
 from .running import run_as_main
+from .unseen import without_ours
 
 MORE_CALLS = 2
 """How many backward calls past the one that failed a verifying run lets through."""
@@ -84,8 +85,10 @@ class CallCounter:
                     self._reach(reached.leaves(outputs))
             try:
                 result = original(outputs, *args, **kwargs)
-            except RuntimeError as error:
-                if self.expected is None and error_kind(error) is not None:
+            except BaseException as error:
+                error.__traceback__ = without_ours(error.__traceback__)  # as the watch does
+                if self.expected is None and isinstance(error, RuntimeError) and \
+                        error_kind(error) is not None:
                     self._keep(outputs)
                 raise
             self.count += 1
