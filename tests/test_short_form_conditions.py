@@ -4,7 +4,8 @@ A page's title and description (``_ext/pages.yml``) shorten the whole page; ever
 (the rows and bullets that ``test_summary_links.py`` collects) shortens the sections it links. Some
 conditions change the truth of an outcome, and the proof names them in words a machine can find:
 a proof that separates a ``fused=True`` optimizer from a plain one, plain SGD from momentum, one
-layer from a hidden layer, a checkpointed region from ordinary layers. When a short form states
+layer from a hidden layer, a ``Linear`` layer on the data from a convolution (which saves its weight),
+a checkpointed region from ordinary layers. When a short form states
 such an outcome and its proof names the condition, the short form must name it too.
 
 What this cannot check, and is left to reading: whether the short form names the condition the
@@ -44,6 +45,10 @@ CONDITIONS = [
               outcome=r"stale gradient|the old gradient|at the old weights",
               stated=r"hidden layer|one layer|two-layer|two layers",
               kept=r"hidden layer|one layer|one-layer|two-layer|two layers|saved (?:a |the )?weight"),
+    # A one-layer convolution saves its weight even on the data, so "one layer" alone is not it.
+    Condition("which kind of layer",
+              outcome=r"stale gradient|the old gradient|at the \*?old\*? weights",
+              stated=r"convolution|Conv[123]d", kept=r"Linear|no node saved (?:a |the )?weight"),
 ]
 
 
@@ -109,5 +114,11 @@ def test_the_check_catches_a_dropped_condition():
         assert dropped_conditions(ShortForm("x", text, proof)), text
     right = "retain, step(), backward: a hidden layer and a non-fused step give the in-place error"
     assert dropped_conditions(ShortForm("x", right, proof)) == []
+    # "One layer" was not the condition: a one-layer convolution saves its weight.
+    conv_proof = "one Linear layer on the data: the old gradient; a one-layer Conv1d raises"
+    one_layer = "with one layer, no error at all, and a silently stale gradient"
+    assert dropped_conditions(ShortForm("x", one_layer, conv_proof)) == ["which kind of layer"]
+    one_linear = "with one `Linear` layer on the data, no error at all, and a silently stale gradient"
+    assert dropped_conditions(ShortForm("x", one_linear, conv_proof)) == []
     # A proof that never separates the cases asks nothing of its short form.
     assert dropped_conditions(ShortForm("x", wrong[0], "the second backward fails")) == []
