@@ -576,8 +576,8 @@ def test_the_magnifier_leaves_the_query_readable(frame):
 
 def test_the_landing_page_head_blocks_its_first_paint_on_no_file(site):
     """In the landing page's <head>: no stylesheet link outside <noscript> (they are attached by a
-    script after the first frame, behind inline critical rules), and every external script deferred
-    or async: 13 blocking stylesheets and 9 synchronous scripts before."""
+    script once the text has been painted, behind inline critical rules), and every external
+    script deferred or async: 13 blocking stylesheets and 9 synchronous scripts before."""
     from html.parser import HTMLParser
 
     class Head(HTMLParser):
