@@ -13,7 +13,10 @@ head of every page is rewritten here:
   arrive from a near server before the first frame, and the browser styles the whole page with
   them before painting it. Attached at the first frame, as they were at first, their requests and
   the theme's 400 kB of rules were fetched and parsed while that frame was still being drawn, and
-  the first paint could be the header's line alone, the text coming a frame later.)
+  the first paint could be the header's line alone, the text coming a frame later. Waiting for the
+  text's paint, the first paint comes no later, the full styles arrive as early, and the scripts
+  run sooner: the landing page's DOMContentLoaded at about 60 % of its time before, side by side
+  in one run.)
 - Until they have all loaded, a small inline stylesheet (``CRITICAL_CSS``) lays out what the first
   screen shows: the page's colours in either scheme, the header's title, the article in its column
   in the theme's own fonts (so the text does not change face when the theme arrives), its code

@@ -15,9 +15,10 @@ its quartiles: how far one run's figure can be trusted.
 
 Exits 1 when the slower size's ratio is above LIMIT (2, issue 41's line), so that `make bench`
 (scripts/bench.py, which holds the same limit) and a run of this script alone fail on a
-regression. A benchmark, not a timed test: on a 2-core machine shared with other work, the ratio
-of the same build moved from 2.4 to 3.4 times between runs of fifteen loads, and a test bound at 2
-would fail by chance. No request is routed through the driver, which would slow the page that
+regression. A benchmark, not a timed test: on a 2-core machine shared with other work (a load
+average of 10 to 19), the ratio of one build moved between 1.3 and 3.1 times from one run of
+fifteen loads to the next, the loads' own ratios from below 1 to 3.7, and a test bound at 2 would
+fail by chance. No request is routed through the driver, which would slow the page that
 makes more requests.
 """
 
