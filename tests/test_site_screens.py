@@ -576,8 +576,8 @@ def test_the_magnifier_leaves_the_query_readable(frame):
 
 def test_the_landing_page_head_blocks_its_first_paint_on_no_file(site):
     """In the landing page's <head>: no stylesheet link outside <noscript> (they are attached by a
-    script after the first frame, behind inline critical rules), and every external script deferred
-    or async: 13 blocking stylesheets and 9 synchronous scripts before."""
+    script once the text has been painted, behind inline critical rules), and every external
+    script deferred or async: 13 blocking stylesheets and 9 synchronous scripts before."""
     from html.parser import HTMLParser
 
     class Head(HTMLParser):
@@ -610,3 +610,52 @@ def test_the_landing_page_head_blocks_its_first_paint_on_no_file(site):
     head.feed((site / LANDING).read_text())
     assert head.blocking == [], "the landing page's first paint waits for:\n" + "\n".join(head.blocking)
     assert head.critical, "no critical rules inline for the first screen"
+
+
+# What the landing page has when its first paint with text is presented, and when it has loaded: the
+# first paint's and first contentful paint's times, the earliest request of a stylesheet, when
+# DOMContentLoaded began; then whether the critical rules are gone and how many sheets apply.
+LOADING_ORDER_JS = """
+async () => {
+  const paint = () => Object.fromEntries(performance.getEntriesByType("paint").map(e => [e.name, e.startTime]));
+  if (!("first-contentful-paint" in paint()))
+    await new Promise(resolve => new PerformanceObserver(list => {
+      if (list.getEntriesByName("first-contentful-paint").length) resolve(); }).observe({type: "paint", buffered: true}));
+  const sheets = performance.getEntriesByType("resource").filter(r => new URL(r.name).pathname.endsWith(".css"));
+  return {paint: paint(), firstSheetRequest: Math.min(...sheets.map(r => r.startTime)), sheets: sheets.length,
+          domContentLoaded: performance.getEntriesByType("navigation")[0].domContentLoadedEventStart,
+          critical: document.documentElement.hasAttribute("data-css-loading"),
+          applied: document.styleSheets.length};
+}
+"""
+
+
+async def _loading_order(executable: str, base: str) -> dict[str, dict]:
+    from playwright.async_api import async_playwright
+
+    found = {}
+    async with async_playwright() as p:
+        browser = await p.chromium.launch(executable_path=executable, args=LAUNCH_ARGS, headless=True)
+        for size, viewport in (("laptop", LAPTOP), ("phone", PHONE)):
+            # A fresh context: nothing cached, as on a reader's first visit.
+            context = await browser.new_context(viewport=viewport, is_mobile=size == "phone",
+                                                has_touch=size == "phone")
+            page = await context.new_page()
+            await page.goto(f"{base}/{LANDING}", wait_until="load")
+            found[size] = await page.evaluate(LOADING_ORDER_JS)
+            await context.close()
+        await browser.close()
+    return found
+
+
+def test_the_landing_page_paints_its_text_before_it_asks_for_a_stylesheet(site, server):
+    """Loaded afresh on a laptop and a phone: no stylesheet is requested before the first paint
+    that shows text (first contentful paint) has been presented, unless the page was parsed first
+    (DOMContentLoaded, which attaches them so that the load event waits for them); by the load
+    event every stylesheet applies and the critical rules are gone. Before, the stylesheets were
+    requested at the first frame, and fetched and parsed while it was still being drawn."""
+    for size, f in asyncio.run(_loading_order(chromium_or_skip(), server)).items():
+        fcp = f["paint"]["first-contentful-paint"]
+        assert f["sheets"] >= 13, (size, f)
+        assert f["firstSheetRequest"] >= min(fcp, f["domContentLoaded"]), (size, f)
+        assert not f["critical"] and f["applied"] >= 13, (size, f)
