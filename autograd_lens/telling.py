@@ -253,16 +253,21 @@ class Teller:
         finding = self.finding
         if finding is None:
             return ""
-        failed = f"the backward at {place(*self.where)}" if self.where else "a backward"
-        if finding.carriers:
+        failed = f"the failing backward at {place(*self.where)}" if self.where else \
+            "a backward"
+        write = finding.write if finding.inplace else None
+        if write is not None and write.line:  # the in-place error: the write is the cause
+            at = place(write.file, write.line)
+            said = (f"the optimizer step at {at} changed in place a weight that a node saved"
+                    if write.how == "step" else
+                    f"`{write.by}` (made with inplace=True), run at {at}, wrote in place a "
+                    "tensor that a node saved" if write.module and write.by else
+                    f"{write.name or 'a saved tensor'} was changed in place at {at} after a "
+                    "node saved it") + f"; {failed} needed its old value"
+        elif finding.carriers:
             carrier = finding.carriers[0]
             said = (f"{carrier.name}, entering at {place(carrier.file, carrier.line)}, carries in "
                     f"the graph that {failed} could not go through")
-        elif finding.inplace and finding.write is not None and finding.write.line:
-            write = finding.write
-            said = (f"{write.name or 'a saved tensor'} was changed in place at "
-                    f"{place(write.file, write.line)} after a node saved it; {failed} needed "
-                    "its old value")
         else:
             said = f"{failed} failed; no variable of the program was named as the carrier"
         lines = [f"autograd_lens, in short: {said}."]

@@ -152,6 +152,9 @@ def refresh(path: Path, timeout: int = 120) -> None:
     client = NotebookClient(nb, timeout=timeout, kernel_name="python3", record_timing=False,
                             resources={"metadata": {"path": str(path.parent)}})
     client.execute()
+    # A cell's prints stored as one output per stream, however the kernel split them in time
+    from nbconvert.preprocessors import CoalesceStreamsPreprocessor
+    nb, _ = CoalesceStreamsPreprocessor().preprocess(nb, {})
     for cell in nb.cells:
         for output in cell.get("outputs", []):
             if output.output_type == "stream":

@@ -157,7 +157,7 @@ def test_the_summary_is_last_when_the_error_ends_the_program(runs, how):
     assert err.index(SAID) < error_at < err.index("autograd_lens, in short:")
     assert tail[0] == (f"autograd_lens, in short: h, entering at {script}:"
                        f"{line_of(script, '# enters: h')}, carries in the graph that the "
-                       f"backward at {script}:{line_of(script, '.backward()')} could not go "
+                       f"failing backward at {script}:{line_of(script, '.backward()')} could not go "
                        "through.")
     assert tail[1].startswith("Fix: detach the state at the start of each batch")
     assert tail[2].startswith("Edit: ")
