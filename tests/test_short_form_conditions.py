@@ -49,6 +49,11 @@ CONDITIONS = [
     Condition("which kind of layer",
               outcome=r"stale gradient|the old gradient|at the \*?old\*? weights",
               stated=r"convolution|Conv[123]d", kept=r"Linear|no node saved (?:a |the )?weight"),
+    # Over a shared body, two backward calls still fail with the advantage detached: the fix is the
+    # pair, one backward on the summed losses (or retain_graph on the first) and the detach.
+    Condition("how many backward calls the actor-critic makes",
+              outcome=r"detach(?:es|ed)? (?:the |each |its )?advantages?",
+              stated=r"backward on the sum", kept=r"\bsum(?:med)?\b|one backward|retain"),
 ]
 
 
@@ -120,5 +125,13 @@ def test_the_check_catches_a_dropped_condition():
     assert dropped_conditions(ShortForm("x", one_layer, conv_proof)) == ["which kind of layer"]
     one_linear = "with one `Linear` layer on the data, no error at all, and a silently stale gradient"
     assert dropped_conditions(ShortForm("x", one_linear, conv_proof)) == []
+    # Detaching the advantage alone leaves two backward calls through a shared body failing.
+    sum_proof = "Fix: one backward on the sum, the advantage detached in the actor loss"
+    for text in ("Clear buffers after each update; in actor-critic, detach the advantage.",
+                 "drop every stored tensor that carries a graph, detach advantages"):
+        assert dropped_conditions(ShortForm("x", text, sum_proof)) == [
+            "how many backward calls the actor-critic makes"], text
+    summed = "Actor-critic: one backward on the summed losses, advantage detached."
+    assert dropped_conditions(ShortForm("x", summed, sum_proof)) == []
     # A proof that never separates the cases asks nothing of its short form.
     assert dropped_conditions(ShortForm("x", wrong[0], "the second backward fails")) == []
