@@ -5,7 +5,8 @@ A page's title and description (``_ext/pages.yml``) shorten the whole page; ever
 conditions change the truth of an outcome, and the proof names them in words a machine can find:
 a proof that separates a ``fused=True`` optimizer from a plain one, plain SGD from momentum, one
 layer from a hidden layer, a ``Linear`` layer on the data from a convolution (which saves its weight),
-a checkpointed region from ordinary layers. When a short form states
+a checkpointed region from ordinary layers, one backward on summed losses from two, anomaly mode on
+from the start of the run from anomaly mode for one step. When a short form states
 such an outcome and its proof names the condition, the short form must name it too.
 
 What this cannot check, and is left to reading: whether the short form names the condition the
@@ -54,6 +55,11 @@ CONDITIONS = [
     Condition("how many backward calls the actor-critic makes",
               outcome=r"detach(?:es|ed)? (?:the |each |its )?advantages?",
               stated=r"backward on the sum", kept=r"\bsum(?:med)?\b|one backward|retain"),
+    # The nodes a freed-graph error stops at were built before the failing step: anomaly mode
+    # names their lines only if it was on when they were built, from the start of the run.
+    Condition("when anomaly mode must be on",
+              outcome=r"anomaly[^.]{0,120}\bline", stated=r"from (?:the|its) start|start of the run",
+              kept=r"from (?:the|its) start|start of the run|built (?:it|the node)|earlier step"),
 ]
 
 
@@ -133,5 +139,12 @@ def test_the_check_catches_a_dropped_condition():
             "how many backward calls the actor-critic makes"], text
     summed = "Actor-critic: one backward on the summed losses, advantage detached."
     assert dropped_conditions(ShortForm("x", summed, sum_proof)) == []
+    # Anomaly mode for the failing step alone names no line: the old graph was built before it.
+    anomaly_proof = "anomaly mode on from the start of the run; on for the failing step alone, no line"
+    for text in ("run the failing step once under anomaly mode: diagnose prints the line",
+                 "Run your script under python -m autograd_lens; anomaly mode shows the line."):
+        assert dropped_conditions(ShortForm("x", text, anomaly_proof)) == ["when anomaly mode must be on"], text
+    fixed = "anomaly mode on from the start adds its line"
+    assert dropped_conditions(ShortForm("x", fixed, anomaly_proof)) == []
     # A proof that never separates the cases asks nothing of its short form.
     assert dropped_conditions(ShortForm("x", wrong[0], "the second backward fails")) == []
