@@ -1,7 +1,9 @@
 """`make bench`: the figures of the book's status page, against its speed targets.
 
-Writes ``bench/report.json`` and regenerates ``chapters/status.md`` from it. Every time is the
-median of ``BENCH_REPEATS`` runs (default 3): a 2-core machine is noisy. Measured:
+Writes ``bench/report.json`` and regenerates ``chapters/status.md`` from it. Every build, test and
+notebook time is the median of ``BENCH_REPEATS`` runs (default 3): a 2-core machine is noisy. The
+library's ratios divide two medians of ``LIBRARY_REPEATS`` (9) runs each, and the command's costs
+are medians of ``WATCH_ROUNDS`` (9) rounds (``scripts/bench_watch.py``). Measured:
 
 * the library's ratios, each side by side with what it is compared to, in one process;
 * every notebook alone in a fresh kernel (nbclient), and each cell's time; the floor, a fresh
@@ -48,6 +50,8 @@ from nbtools import ROOT, notebook_paths
 from setup_cell import setup_source
 
 REPEATS = int(os.environ.get("BENCH_REPEATS", 3))
+LIBRARY_REPEATS = 9   # runs of each side of a library ratio (its own, not BENCH_REPEATS)
+WATCH_ROUNDS = 9      # rounds of the command's costs (bench_watch.command_costs)
 # key: (what the status page calls it, the limit it must stay below)
 TARGETS = {
     "make_test_s": ("`make test`, seconds", 180.0),
@@ -96,7 +100,7 @@ def half_freed_graph() -> torch.Tensor:
     return y.sum()
 
 
-def library_ratios(repeats: int = 9) -> dict:
+def library_ratios(repeats: int = LIBRARY_REPEATS) -> dict:
     """Each look runs on a fresh graph (its first look, the expensive one), then backward on it."""
     times = {"saved_tensors": [], "diagnose": [], "backward": [], "diagnose_stale": []}
     for _ in range(repeats):
@@ -230,7 +234,10 @@ def status_page(report: dict) -> str:
     lines = ["# Status", "",
              "What the book was last checked with, and how long things take, as measured by `make bench`",
              f"on {report['machine']['cores']} cores ({report['machine']['system']}), on "
-             f"{report['date']}. Every time is the median of {report['repeats']} runs.", "",
+             f"{report['date']}. Every build, test and notebook time is the median of {report['repeats']} runs;",
+             f"each library ratio divides two medians of {report.get('library_repeats', LIBRARY_REPEATS)} runs"
+             + (f", and the command's costs are medians of {report.get('watch_rounds', WATCH_ROUNDS)} rounds."
+                if "watch_added_us_per_call" in report["library"] else "."), "",
              "## Speed targets", "", "| target | measured | limit | met |", "| --- | --- | --- | --- |"]
     lines += [f"| {TARGETS[k][0]} | {t['value']:.3g} | {t['limit']:g} | {'yes' if t['met'] else 'no'} |"
               for k, t in report["targets"].items()]
@@ -276,9 +283,10 @@ def main() -> int:
         return reading_only()
     print(f"Benchmarking with {REPEATS} repeats; this takes a while.", flush=True)
     library = library_ratios()
-    library.update(command_costs())  # the command's first run, side by side in this run
+    library.update(command_costs(rounds=WATCH_ROUNDS))  # the command's first run, side by side in this run
     floor, notebooks = notebook_times()
     report = {"date": dt.date.today().isoformat(), "repeats": REPEATS,
+              "library_repeats": LIBRARY_REPEATS, "watch_rounds": WATCH_ROUNDS,
               "machine": {"cores": os.cpu_count(), "system": f"{platform.system()} {platform.machine()}"},
               "versions": versions(), "notebooks_floor_s": floor, "notebooks": notebooks,
               "make": make_times(), "library": library}

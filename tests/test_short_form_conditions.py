@@ -5,7 +5,8 @@ A page's title and description (``_ext/pages.yml``) shorten the whole page; ever
 conditions change the truth of an outcome, and the proof names them in words a machine can find:
 a proof that separates a ``fused=True`` optimizer from a plain one, plain SGD from momentum, one
 layer from a hidden layer, a ``Linear`` layer on the data from a convolution (which saves its weight),
-a checkpointed region from ordinary layers. When a short form states
+a checkpointed region from ordinary layers, one backward on summed losses from two, anomaly mode on
+from the start of the run from anomaly mode for one step. When a short form states
 such an outcome and its proof names the condition, the short form must name it too.
 
 What this cannot check, and is left to reading: whether the short form names the condition the
@@ -49,6 +50,16 @@ CONDITIONS = [
     Condition("which kind of layer",
               outcome=r"stale gradient|the old gradient|at the \*?old\*? weights",
               stated=r"convolution|Conv[123]d", kept=r"Linear|no node saved (?:a |the )?weight"),
+    # Over a shared body, two backward calls still fail with the advantage detached: the fix is the
+    # pair, one backward on the summed losses (or retain_graph on the first) and the detach.
+    Condition("how many backward calls the actor-critic makes",
+              outcome=r"detach(?:es|ed)? (?:the |each |its )?advantages?",
+              stated=r"backward on the sum", kept=r"\bsum(?:med)?\b|one backward|retain"),
+    # The nodes a freed-graph error stops at were built before the failing step: anomaly mode
+    # names their lines only if it was on when they were built, from the start of the run.
+    Condition("when anomaly mode must be on",
+              outcome=r"anomaly[^.]{0,120}\bline", stated=r"from (?:the|its) start|start of the run",
+              kept=r"from (?:the|its) start|start of the run|built (?:it|the node)|earlier step"),
 ]
 
 
@@ -120,5 +131,20 @@ def test_the_check_catches_a_dropped_condition():
     assert dropped_conditions(ShortForm("x", one_layer, conv_proof)) == ["which kind of layer"]
     one_linear = "with one `Linear` layer on the data, no error at all, and a silently stale gradient"
     assert dropped_conditions(ShortForm("x", one_linear, conv_proof)) == []
+    # Detaching the advantage alone leaves two backward calls through a shared body failing.
+    sum_proof = "Fix: one backward on the sum, the advantage detached in the actor loss"
+    for text in ("Clear buffers after each update; in actor-critic, detach the advantage.",
+                 "drop every stored tensor that carries a graph, detach advantages"):
+        assert dropped_conditions(ShortForm("x", text, sum_proof)) == [
+            "how many backward calls the actor-critic makes"], text
+    summed = "Actor-critic: one backward on the summed losses, advantage detached."
+    assert dropped_conditions(ShortForm("x", summed, sum_proof)) == []
+    # Anomaly mode for the failing step alone names no line: the old graph was built before it.
+    anomaly_proof = "anomaly mode on from the start of the run; on for the failing step alone, no line"
+    for text in ("run the failing step once under anomaly mode: diagnose prints the line",
+                 "Run your script under python -m autograd_lens; anomaly mode shows the line."):
+        assert dropped_conditions(ShortForm("x", text, anomaly_proof)) == ["when anomaly mode must be on"], text
+    fixed = "anomaly mode on from the start adds its line"
+    assert dropped_conditions(ShortForm("x", fixed, anomaly_proof)) == []
     # A proof that never separates the cases asks nothing of its short form.
     assert dropped_conditions(ShortForm("x", wrong[0], "the second backward fails")) == []
