@@ -1,0 +1,113 @@
+"""`python -m autograd_lens` and the processes a program starts (issue 42, items 2 and 4): the
+re-runs (the replay and each edit's run) see the environment that plain python gives the
+program, and so do the subprocesses the program starts; children started with the spawn or
+forkserver method are watched as forked ones are.
+
+Each script (tests/scripts/children_*.py) runs under the command and under plain `python`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+SCRIPTS = Path(__file__).parent / "scripts"
+ROOT = SCRIPTS.parent.parent
+PACKAGE = ROOT / "autograd_lens"
+
+
+class Listener:
+    """What each run of a program said on a socket of this machine (the sandbox lets a re-run
+    reach it, and nothing else of the re-run's reaches the test): one JSON value a connection."""
+
+    def __init__(self) -> None:
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.port = self.server.getsockname()[1]
+        self.said: list = []
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                connection, _ = self.server.accept()
+            except OSError:
+                return
+            with connection:
+                data = b""
+                while chunk := connection.recv(1 << 16):
+                    data += chunk
+            self.said.append(json.loads(data))
+
+    def close(self) -> None:
+        self.server.close()
+
+
+def _run(args: list[str], cwd: Path, env: dict[str, str],
+         command: tuple[str, ...] | None = ()) -> subprocess.CompletedProcess:
+    prefix = [sys.executable] + ([] if command is None else ["-m", "autograd_lens", *command])
+    return subprocess.run(prefix + args, cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=300)
+
+
+def _as_plain(seen: dict, copy: str, original: str) -> dict:
+    """What a re-run saw, with its copy of the folder named as the original (the one thing the
+    sandbox changes), and without ``TMPDIR`` and ``PWD``, which must point into its copy."""
+    def moved(value):
+        if isinstance(value, str) and (value == copy or value.startswith(copy + os.sep)):
+            return original + value[len(copy):]
+        if isinstance(value, list):
+            return [moved(v) for v in value]
+        return value
+
+    environ = dict(seen["environ"])
+    assert environ.pop("TMPDIR").startswith(copy + "."), seen  # the run's own temporary folder
+    assert environ.pop("PWD") == seen["cwd"] == copy, seen
+    return {"pythonpath": seen["pythonpath"], "path": moved(seen["path"]), "cwd": original,
+            "environ": environ, "sub": [seen["sub"][0], moved(seen["sub"][1])]}
+
+
+@pytest.mark.parametrize("how", ["tool found in the working folder", "user's PYTHONPATH"])
+def test_the_re_runs_see_the_environment_of_plain_python(tmp_path, how):
+    """PYTHONPATH, sys.path and every environment variable (before torch is imported), and a
+    python subprocess's PYTHONPATH and sys.path: the same in the first run, the replay and an
+    edit's run as under plain python, the re-runs' folder (their copy) apart. Nothing points
+    into the tool's own folder unless the user's own PYTHONPATH does."""
+    work = tmp_path / "work"
+    (work / "prog").mkdir(parents=True)
+    shutil.copy(SCRIPTS / "children_environment.py", work / "prog")
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PWD")}
+    env.update(OMP_NUM_THREADS="1", PWD=str(work))
+    if how == "user's PYTHONPATH":
+        (tmp_path / "lib").mkdir()
+        env["PYTHONPATH"] = os.pathsep.join([str(tmp_path / "lib"), str(ROOT)])
+    else:  # the command is found as python finds a module in the working folder
+        (work / "autograd_lens").symlink_to(PACKAGE, target_is_directory=True)
+    listener = Listener()
+    try:
+        args = ["prog/children_environment.py", str(listener.port)]
+        plain = _run(args, work, env, command=None)
+        assert plain.returncode == 1 and len(listener.said) == 1, plain.stderr
+        done = _run(args, work, env)
+        assert done.returncode == 1 and "run and verified" in done.stderr, done.stderr
+    finally:
+        listener.close()
+    plain_seen, *runs = listener.said
+    by_folder = {os.path.basename(seen["cwd"]): seen for seen in runs}
+    assert sorted(by_folder) == ["run_0", "run_1", "work"], sorted(by_folder)
+    assert by_folder["work"] == plain_seen  # the first run
+    for name in ("run_0", "run_1"):  # the replay, the edit's run
+        assert _as_plain(by_folder[name], by_folder[name]["cwd"], str(work)) == \
+            dict(plain_seen, environ={k: v for k, v in plain_seen["environ"].items()
+                                      if k not in ("TMPDIR", "PWD")})
+    if how != "user's PYTHONPATH":  # so no run, nor its subprocess, has the tool's folder
+        paths = [*plain_seen["path"], *plain_seen["sub"][1]]
+        assert plain_seen["pythonpath"] is plain_seen["sub"][0] is None
+        assert str(work) not in paths and not any(str(ROOT) in p for p in paths), paths
