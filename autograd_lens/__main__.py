@@ -30,6 +30,7 @@ from .lifetime import Stopped, end_by_signal_at_exit, end_now, stopped_by_signal
 from .replay_run import refusal, replay
 from .telling import Teller, child_note, from_a_child
 from .sandbox import root_of
+from .spawned import Spawning
 from .unseen import PACKAGE
 from .verify import CallCounter, Rerun, announce, bound, run_as_main, verify
 
@@ -275,7 +276,8 @@ def main(argv: list[str] | None = None) -> int:
     child = False  # this is a child the program forked (os.fork), ending as the program does
     try:
         code, ending, uncaught = _first_run(
-            OnTorch(lambda: _watching(teller, watching, counter)), options.module, target)
+            OnTorch(lambda: _watching(teller, watching, counter)), options.module, target,
+            Spawning(teller.pid, teller.children))
         child = os.getpid() != teller.pid
         ended_by_it = uncaught is not None and bool(watching) and \
             watching[0].explains(uncaught) and not child
@@ -361,13 +363,13 @@ def _children_file() -> str:
     return path
 
 
-def _first_run(watching: OnTorch, module: str | None,
-               target: list[str]) -> tuple[int, BaseException | None, BaseException | None]:
-    """Run the program under the watch: (exit code, the SystemExit or KeyboardInterrupt that
-    ended it, the error that ended it). An error is printed as Python prints it, without this
-    command's frames."""
+def _first_run(watching: OnTorch, module: str | None, target: list[str], spawning: Spawning
+               ) -> tuple[int, BaseException | None, BaseException | None]:
+    """Run the program under the watch (its children started by spawn or forkserver watched
+    too): (exit code, the SystemExit or KeyboardInterrupt that ended it, the error that ended
+    it). An error is printed as Python prints it, without this command's frames."""
     try:
-        with watching:
+        with watching, spawning:
             run_as_main(module, target)
     except (SystemExit, KeyboardInterrupt) as ending:
         if isinstance(ending, KeyboardInterrupt):

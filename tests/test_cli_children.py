@@ -111,3 +111,84 @@ def test_the_re_runs_see_the_environment_of_plain_python(tmp_path, how):
         paths = [*plain_seen["path"], *plain_seen["sub"][1]]
         assert plain_seen["pythonpath"] is plain_seen["sub"][0] is None
         assert str(work) not in paths and not any(str(ROOT) in p for p in paths), paths
+
+
+SPAWNED = "children_spawned.py"
+
+
+def _line_of(script: str, text: str) -> int:
+    lines = (SCRIPTS / script).read_text().splitlines()
+    return next(n for n, line in enumerate(lines, 1) if text in line)
+
+
+def test_children_started_by_spawn_and_forkserver_are_watched(tmp_path):
+    """A spawned Process, a forkserver Process and a spawned Pool's worker that fail: each
+    diagnosed in the child, at once, and in the parent's report with its pid and how it was
+    started; the program's output, objects and exit code as under python (a healthy spawned
+    child's exit code and a Pool's results too); no replay and no edit run for them."""
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    report = tmp_path / "report.json"
+    plain = _run([SPAWNED], SCRIPTS, env, command=None)
+    done = _run(["--report", str(report), SPAWNED], SCRIPTS, env)
+    assert (done.returncode, done.stdout) == (plain.returncode, plain.stdout)
+    assert plain.returncode == 1 and "[4, 6]\n" in plain.stdout, plain.stderr
+    assert "SpawnProcess-1 3 " in plain.stdout  # the healthy child's own exit code
+    assert "entry" not in plain.stdout and "autograd_lens" not in plain.stdout
+    children = json.loads(report.read_text())["children"]
+    assert [c["how"] for c in children] == [
+        "multiprocessing, spawn: SpawnProcess-2",
+        "multiprocessing, forkserver: ForkServerProcess-3",
+        "multiprocessing, spawn: SpawnPoolWorker-4"], children
+    line = _line_of(SPAWNED, "return seed") - 1  # the second loss.backward(), which fails
+    for child in children:
+        assert f"autograd_lens: in child process {child['pid']} ({child['how']}):" in done.stderr
+        assert child["parent"] != child["pid"] and child["pattern"] == "backward_twice"
+        assert (child["carriers"][0]["name"], child["carriers"][0]["line"]) == ("loss", line)
+    assert "Recorded in a replay" not in done.stderr and "Not recorded" not in done.stderr
+    assert "run in a sandbox" not in done.stderr and "run and verified" not in done.stderr
+    last = done.stderr.splitlines()[-1]
+    assert last.startswith("autograd_lens: this error happened in child process ") and \
+        str(children[-1]["pid"]) in last.split(";")[0], last
+    assert f"autograd_lens{os.sep}" not in done.stderr  # no frame of the tool in a traceback
+    shown = [x for x in plain.stderr.splitlines() if "File " in x or x.startswith("RuntimeError")]
+    assert shown and all(x in done.stderr for x in shown)
+
+
+def test_a_torch_multiprocessing_spawn_rank_is_watched(tmp_path):
+    """torch.multiprocessing.spawn: the rank's failure diagnosed in the rank, in the report;
+    the parent's ProcessRaisedException said to come from it."""
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    report = tmp_path / "report.json"
+    plain = _run(["hard_spawned_rank.py"], SCRIPTS, env, command=None)
+    done = _run(["--report", str(report), "hard_spawned_rank.py"], SCRIPTS, env)
+    assert (done.returncode, done.stdout) == (plain.returncode, plain.stdout) == (1, "")
+    [child] = json.loads(report.read_text())["children"]
+    assert child["how"] == "multiprocessing, spawn: SpawnProcess-1"
+    assert child["pattern"] == "backward_twice" and child["carriers"][0]["name"] == "loss"
+    assert f"autograd_lens: in child process {child['pid']} ({child['how']}):" in done.stderr
+    assert done.stderr.endswith(
+        f"\nautograd_lens: this error happened in child process {child['pid']}; its diagnosis "
+        "was said there (above) and is in the report's \"children\"; no replay or edit run is "
+        "made for a child's failure.\n")
+
+
+def test_the_command_leaves_multiprocessing_as_it_found_it():
+    """Changed only while the program runs, and only once the program imports it."""
+    import multiprocessing.spawn
+
+    from autograd_lens.spawned import Spawning
+
+    own = multiprocessing.spawn.get_preparation_data
+    with Spawning(os.getpid(), "children.jsonl") as spawning:
+        assert spawning not in sys.meta_path
+        assert multiprocessing.spawn.get_preparation_data.__wrapped__ is own
+        asked = multiprocessing.spawn.get_preparation_data("asked")
+        assert "autograd_lens" not in asked  # only a child's launch gets the extra entry
+    assert multiprocessing.spawn.get_preparation_data is own
+    gone = sys.modules.pop("multiprocessing.spawn")
+    try:
+        with Spawning(os.getpid(), "children.jsonl") as spawning:
+            assert sys.meta_path[0] is spawning  # waiting for the program's import
+        assert spawning not in sys.meta_path
+    finally:
+        sys.modules["multiprocessing.spawn"] = gone

@@ -1,0 +1,164 @@
+"""Children started by the spawn and forkserver methods, watched as forked ones are.
+
+A forked child (``os.fork``, multiprocessing's fork start method) is a copy of the command's
+process, watch included. A child started by the spawn or forkserver method is a new interpreter
+(forkserver's: forked from a server that is one): the program's ``multiprocessing`` (its
+``get_context("spawn")``'s and ``get_context("forkserver")``'s ``Process`` and ``Pool``,
+``concurrent.futures.ProcessPoolExecutor`` with such a context, ``torch.multiprocessing.spawn``)
+starts it by sending it two pickles: the *preparation data* (a dict that
+``multiprocessing.spawn.get_preparation_data`` makes: the parent's ``sys.path``, ``sys.argv``,
+working folder, main module), which the child unpickles and applies (``spawn.prepare``, which
+imports the program's main module as ``__mp_main__``), then the ``Process`` object itself, whose
+``_bootstrap`` runs the target.
+
+While the program runs under the command, the dict that the launch of such a child gets from
+``get_preparation_data`` (when ``popen_spawn_posix`` or ``popen_forkserver`` asks for it, and
+only then) holds one more entry, :class:`_Start`: unpickled in the child, before the rest of
+the preparation, it imports this package from the folder the command imported it from (the
+child's ``sys.path`` is left as it was, and ``prepare`` sets it as the parent's) and calls
+:func:`watch_this_child`, which watches the child's backward calls once the child imports torch,
+as the command's own process does. A failure there is diagnosed in the child, at once, and handed
+to the command's process through the same file as a forked child's (see
+:meth:`autograd_lens.telling.Teller._in_a_child`): it is in the report's ``"children"`` with the
+child's pid and how it was started. The child never replays the failure nor runs the edits. The
+program's objects are not touched (its ``Process``, its target, the dict it would get from
+``get_preparation_data`` itself); an entry the child's ``prepare`` does not know is left alone by
+it. Anything that goes wrong in this set-up leaves the child unwatched, never stopped.
+
+Not watched: a Python started otherwise (``subprocess.run([sys.executable, ...])``,
+``os.system``, ``os.exec*``, a launcher such as ``torchrun`` started by the program).
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import os
+import sys
+from typing import Any
+
+from .telling import START_METHOD, STARTED_IN, Teller
+
+_ENTRY = "autograd_lens"  # the key of the preparation data's extra entry
+_LAUNCHERS = ("multiprocessing.popen_spawn_posix", "multiprocessing.popen_forkserver")
+_PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_SETUP = ("import sys\n"
+          "sys.path.insert(0, {parent!r})\n"
+          "try:\n"
+          "    from autograd_lens.spawned import watch_this_child\n"
+          "finally:\n"
+          "    del sys.path[0]\n"
+          "watch_this_child({setup!r})\n")
+
+
+class _Start:
+    """The preparation data's extra entry: pickled as a call of ``exec`` of the few lines
+    (:data:`_SETUP`) that start the watch in the child."""
+
+    def __init__(self, setup: dict) -> None:
+        self.setup = setup
+
+    def __reduce__(self) -> tuple:
+        code = _SETUP.format(parent=_PACKAGE_PARENT, setup=self.setup)
+        return exec, ("try:\n" + "".join(f"    {line}\n" for line in code.splitlines()) +
+                      "except Exception:\n    pass\n", {})
+
+
+class Spawning(importlib.abc.MetaPathFinder):
+    """A context manager: while it is entered, the children that ``multiprocessing`` starts by
+    spawn or forkserver are watched (their failures go to the file ``children``, told to the
+    command's process ``parent``). ``multiprocessing.spawn`` is changed only once the program
+    imports it (so a program that never does pays nothing), and put back on exit."""
+
+    def __init__(self, parent: int, children: str) -> None:
+        self.setup = {"parent": parent, "children": children,
+                      "started": STARTED_IN[-1] if STARTED_IN else os.getcwd()}
+        self.patched: Any = None  # (the module, its own get_preparation_data)
+
+    def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
+        if name != "multiprocessing.spawn":
+            return None
+        self._leave_meta_path()
+        for finder in sys.meta_path:
+            spec = finder.find_spec(name, path, target) if hasattr(finder, "find_spec") else None
+            if spec is not None and spec.loader is not None:
+                break
+        else:
+            return None
+        run = spec.loader.exec_module
+
+        def exec_module(module: Any) -> None:
+            run(module)
+            spec.loader.exec_module = run
+            self._patch(module)
+        spec.loader.exec_module = exec_module
+        return spec
+
+    def _patch(self, spawn: Any) -> None:
+        own = spawn.get_preparation_data
+        setup = self.setup
+
+        def get_preparation_data(name: str) -> dict:
+            data = own(name)
+            launch = sys._getframe(1)
+            if launch.f_globals.get("__name__") in _LAUNCHERS and \
+                    launch.f_code.co_name == "_launch":
+                method = getattr(launch.f_locals.get("self"), "method", None) or "spawn"
+                data[_ENTRY] = _Start(dict(setup, method=method))
+            return data
+
+        get_preparation_data.__wrapped__ = own
+        get_preparation_data.__doc__, get_preparation_data.__name__ = own.__doc__, own.__name__
+        get_preparation_data.__qualname__ = own.__qualname__
+        get_preparation_data.__module__ = own.__module__
+        spawn.get_preparation_data = get_preparation_data
+        self.patched = (spawn, own)
+
+    def _leave_meta_path(self) -> None:
+        if self in sys.meta_path:
+            sys.meta_path.remove(self)
+
+    def __enter__(self) -> Spawning:
+        spawn = sys.modules.get("multiprocessing.spawn")
+        if spawn is not None:
+            self._patch(spawn)
+        else:
+            sys.meta_path.insert(0, self)
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self._leave_meta_path()
+        if self.patched is not None:
+            spawn, own = self.patched
+            if getattr(spawn.get_preparation_data, "__wrapped__", None) is own:
+                spawn.get_preparation_data = own
+            self.patched = None
+
+
+_KEPT: list[Any] = []  # the child's watch and its own Spawning, for the child's whole life
+
+
+def watch_this_child(setup: dict) -> None:
+    """In a child started by spawn or forkserver, before its preparation: watch its backward
+    calls once it imports torch; a failure is said here and handed to the command's process
+    (``setup``: its pid, the children's file, the folder it started in, how this child was
+    started); children this child starts by spawn are watched the same way."""
+    from .arrival import OnTorch
+
+    START_METHOD[:] = [os.getpid(), setup["method"]]
+    watching: list = []
+    teller = Teller(None, lambda: watching[0].count if watching else 0, False,
+                    "it failed in a child process")
+    STARTED_IN[:] = [setup["started"]]
+    teller.pid, teller.children = setup["parent"], setup["children"]
+
+    def watch() -> list:
+        from .watch import Watch
+
+        watching.append(Watch(on_failure=teller.failed, on_repeat=teller.repeated))
+        return watching[-1:]
+
+    on_torch = OnTorch(watch)
+    spawning = Spawning(setup["parent"], setup["children"])
+    _KEPT.extend([teller, on_torch, spawning])
+    spawning.__enter__()
+    on_torch.__enter__()
