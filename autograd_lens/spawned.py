@@ -14,8 +14,9 @@ imports the program's main module as ``__mp_main__``), then the ``Process`` obje
 While the program runs under the command, the dict that the launch of such a child gets from
 ``get_preparation_data`` (when ``popen_spawn_posix`` or ``popen_forkserver`` asks for it, and
 only then) holds one more entry, :class:`_Start`: unpickled in the child, before the rest of
-the preparation, it imports this package from the folder the command imported it from (the
-child's ``sys.path`` is left as it was, and ``prepare`` sets it as the parent's) and calls
+the preparation, it imports this package from the folder the command imported it from, as the
+command imports it (without torch, which the program's own import brings; the child's
+``sys.path`` is left as it was, and ``prepare`` sets it as the parent's) and calls
 :func:`watch_this_child`, which watches the child's backward calls once the child imports torch,
 as the command's own process does. A failure there is diagnosed in the child, at once, and handed
 to the command's process through the same file as a forked child's (see
@@ -41,12 +42,17 @@ from .telling import START_METHOD, STARTED_IN, Teller
 _ENTRY = "autograd_lens"  # the key of the preparation data's extra entry
 _LAUNCHERS = ("multiprocessing.popen_spawn_posix", "multiprocessing.popen_forkserver")
 _PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# The package imported as the command imports it (autograd_lens/__init__.py then leaves torch
+# to the program: see its _command), from the folder the command imported it from.
 _SETUP = ("import sys\n"
+          "argv = sys.orig_argv\n"
           "sys.path.insert(0, {parent!r})\n"
+          "sys.orig_argv = [sys.executable, '-m', 'autograd_lens']\n"
           "try:\n"
           "    from autograd_lens.spawned import watch_this_child\n"
           "finally:\n"
           "    del sys.path[0]\n"
+          "    sys.orig_argv = argv\n"
           "watch_this_child({setup!r})\n")
 
 

@@ -122,7 +122,8 @@ def _line_of(script: str, text: str) -> int:
 
 
 def test_children_started_by_spawn_and_forkserver_are_watched(tmp_path):
-    """A spawned Process, a forkserver Process and a spawned Pool's worker that fail: each
+    """A spawned Process, a forkserver Process, a spawned ProcessPoolExecutor's worker and a
+    spawned Pool's worker that fail: each
     diagnosed in the child, at once, and in the parent's report with its pid and how it was
     started; the program's output, objects and exit code as under python (a healthy spawned
     child's exit code and a Pool's results too); no replay and no edit run for them."""
@@ -131,14 +132,16 @@ def test_children_started_by_spawn_and_forkserver_are_watched(tmp_path):
     plain = _run([SPAWNED], SCRIPTS, env, command=None)
     done = _run(["--report", str(report), SPAWNED], SCRIPTS, env)
     assert (done.returncode, done.stdout) == (plain.returncode, plain.stdout)
-    assert plain.returncode == 1 and "[4, 6]\n" in plain.stdout, plain.stderr
-    assert "SpawnProcess-1 3 " in plain.stdout  # the healthy child's own exit code
+    assert plain.returncode == 1 and "\n10\ncaught in SpawnProcess-4 " in plain.stdout and \
+        "[4, 6]\n" in plain.stdout, plain.stderr  # the executor's and the Pool's results
+    assert "healthy SpawnProcess-1 False\nSpawnProcess-1 3 " in plain.stdout  # its exit code
     assert "entry" not in plain.stdout and "autograd_lens" not in plain.stdout
     children = json.loads(report.read_text())["children"]
     assert [c["how"] for c in children] == [
         "multiprocessing, spawn: SpawnProcess-2",
         "multiprocessing, forkserver: ForkServerProcess-3",
-        "multiprocessing, spawn: SpawnPoolWorker-4"], children
+        "multiprocessing, spawn: SpawnProcess-4", "multiprocessing, spawn: SpawnPoolWorker-5"], \
+        children
     line = _line_of(SPAWNED, "return seed") - 1  # the second loss.backward(), which fails
     for child in children:
         assert f"autograd_lens: in child process {child['pid']} ({child['how']}):" in done.stderr
@@ -192,3 +195,17 @@ def test_the_command_leaves_multiprocessing_as_it_found_it():
         assert spawning not in sys.meta_path
     finally:
         sys.modules["multiprocessing.spawn"] = gone
+
+
+def test_a_python_started_by_subprocess_is_said_not_watched():
+    """Its failure, carried by the program's own error, is said to come from a process that
+    the command does not watch; the child's own output has no diagnosis."""
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    plain = _run(["children_subprocess.py"], SCRIPTS, env, command=None)
+    done = _run(["children_subprocess.py"], SCRIPTS, env)
+    assert (done.returncode, done.stdout) == (plain.returncode, plain.stdout) == \
+        (1, "child exit code 1\n")
+    assert plain.stderr in done.stderr and "in child process" not in done.stderr
+    assert done.stderr == plain.stderr + (
+        "\nautograd_lens: this error happened in a child process, which the command does not "
+        "watch; to see the diagnosis, run that part in the command's own process.\n")

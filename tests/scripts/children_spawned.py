@@ -1,13 +1,17 @@
 """Backward twice in children started by the spawn and forkserver methods: a spawned Process
 and a forkserver one that fail, catch the error and end; a healthy spawned Process that ends
-with its own exit code (the Process objects and the preparation data the program itself asks
-for, as under python); then a spawned Pool whose worker's error comes back and ends the parent,
-after a healthy map."""
+with its own exit code (the Process objects, the preparation data the program itself asks for,
+and torch not imported before the program imports it, as under python); a spawned
+ProcessPoolExecutor's worker that fails and catches it; then a spawned Pool whose worker's
+error comes back and ends the parent, after a healthy map."""
+import concurrent.futures
 import multiprocessing
 import multiprocessing.spawn
 import sys
 
-import torch
+TORCH_BEFORE = "torch" in sys.modules  # in a spawned child too: the program imports it first
+
+import torch  # noqa: E402
 
 
 def twice(seed):
@@ -27,7 +31,7 @@ def caught(seed):
 
 
 def healthy(code):
-    print("healthy", multiprocessing.current_process().name, flush=True)
+    print("healthy", multiprocessing.current_process().name, TORCH_BEFORE, flush=True)
     sys.exit(code)
 
 
@@ -45,6 +49,9 @@ if __name__ == "__main__":
         process.join()
         print(process.name, process.exitcode, sorted(vars(process)), flush=True)
     print(sorted(multiprocessing.spawn.get_preparation_data("asked")), flush=True)
+    with concurrent.futures.ProcessPoolExecutor(1, mp_context=spawn) as executor:
+        print(executor.submit(square, 5).result(), flush=True)
+        executor.submit(caught, 4).result()
     with spawn.Pool(1) as pool:
         print(pool.map(square, [2, 3]), flush=True)
         print(pool.map(twice, [0]))
