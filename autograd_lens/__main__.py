@@ -59,13 +59,19 @@ same error again at the same line is one line ("the same error at train.py:57 ag
 far"). When the error ends the program, the diagnosis in short (the carrier and its line, the
 fix, the edit, the page) is said last. A program that calls diagnose_on_error() itself gets the
 diagnosis from it, in the error's message, and from the command only what the replay adds.
-A child the program forks (os.fork, a multiprocessing Pool's worker with the fork start method)
-has its failure diagnosed there, at once, and listed in the report's "children" with its pid
-and how it was started; a child started with the spawn method is not watched. Only the command's
-own process replays the failure and runs the edits.
-Healthy runs print nothing extra. As under python, the folder of the script's real file (a
-symbolic link resolved) comes first on sys.path, except under -P; zip applications and folders
-with a __main__.py run too; -m, -c and - (the program on standard input) run as python runs
+A child process the program starts (os.fork; multiprocessing's Process, Pool and
+ProcessPoolExecutor workers by the fork, spawn or forkserver method; torch.multiprocessing.spawn)
+is watched: its failure is diagnosed there, at once, and listed in the report's "children" with
+its pid and how it was started; its output, exit code and results are as under python. Only the
+command's own process replays the failure and runs the edits. Not watched: a Python the program
+starts otherwise (subprocess.run([sys.executable, ...]), os.system, os.exec*); when the error
+that ends the program carries such a process's failure, the command says where it happened.
+Healthy runs print nothing extra. The first run, the replay and each edit's run see the
+environment that python gives the program (PYTHONPATH, sys.path, the environment variables;
+and so do the processes they start), but that a re-run's working folder, its script's folder on
+sys.path, PWD and TMPDIR are in its temporary copy. As under python, the folder of the
+script's real file (a symbolic link resolved) comes first on sys.path, except under -P; zip
+applications and folders with a __main__.py run too; -m, -c and - (the program on standard input) run as python runs
 them, with python's errors and exit codes (the edits of a program given as text are not run);
 no frame of the command shows in a traceback; options are not taken abbreviated, as python's
 are not; "--" may end the command's options.
