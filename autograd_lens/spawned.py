@@ -38,6 +38,7 @@ import sys
 from typing import Any
 
 from .telling import START_METHOD, STARTED_IN, Teller
+from .unseen import without_ours
 
 _ENTRY = "autograd_lens"  # the key of the preparation data's extra entry
 _LAUNCHERS = ("multiprocessing.popen_spawn_posix", "multiprocessing.popen_forkserver")
@@ -104,7 +105,11 @@ class Spawning(importlib.abc.MetaPathFinder):
         setup = self.setup
 
         def get_preparation_data(name: str) -> dict:
-            data = own(name)
+            try:
+                data = own(name)
+            except BaseException as error:  # such as a child starting one while it bootstraps
+                error.__traceback__ = without_ours(error.__traceback__)
+                raise  # a bare raise adds no entry: the traceback is python's own
             launch = sys._getframe(1)
             if launch.f_globals.get("__name__") in _LAUNCHERS and \
                     launch.f_code.co_name == "_launch":

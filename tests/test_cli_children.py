@@ -134,7 +134,9 @@ def test_children_started_by_spawn_and_forkserver_are_watched(tmp_path):
     assert (done.returncode, done.stdout) == (plain.returncode, plain.stdout)
     assert plain.returncode == 1 and "\n10\ncaught in SpawnProcess-4 " in plain.stdout and \
         "[4, 6]\n" in plain.stdout, plain.stderr  # the executor's and the Pool's results
-    assert "healthy SpawnProcess-1 False\nSpawnProcess-1 3 " in plain.stdout  # its exit code
+    assert "healthy SpawnProcess-1 False\n" in plain.stdout  # torch not imported before
+    assert "\nSpawnProcess-1 3 " in plain.stdout  # the healthy child's own exit code
+    assert f"\n{env.get('PYTHONPATH')} [{str(SCRIPTS)!r}, " in plain.stdout  # its paths
     assert "entry" not in plain.stdout and "autograd_lens" not in plain.stdout
     children = json.loads(report.read_text())["children"]
     assert [c["how"] for c in children] == [
@@ -209,3 +211,14 @@ def test_a_python_started_by_subprocess_is_said_not_watched():
     assert done.stderr == plain.stderr + (
         "\nautograd_lens: this error happened in a child process, which the command does not "
         "watch; to see the diagnosis, run that part in the command's own process.\n")
+
+
+def test_a_child_that_starts_one_while_it_bootstraps_gets_pythons_own_traceback():
+    """multiprocessing's own error in a spawned child (a program without the __main__ guard):
+    the same output, exit code and traceback as under python, no frame of the command's."""
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    plain = _run(["children_unguarded.py"], SCRIPTS, env, command=None)
+    done = _run(["children_unguarded.py"], SCRIPTS, env)
+    assert "An attempt has been made to start a new process" in plain.stderr
+    assert (done.returncode, done.stdout, done.stderr) == \
+        (plain.returncode, plain.stdout, plain.stderr) == (0, "exit code 1\n", plain.stderr)

@@ -7,6 +7,7 @@ error comes back and ends the parent, after a healthy map."""
 import concurrent.futures
 import multiprocessing
 import multiprocessing.spawn
+import os
 import sys
 
 TORCH_BEFORE = "torch" in sys.modules  # in a spawned child too: the program imports it first
@@ -32,6 +33,7 @@ def caught(seed):
 
 def healthy(code):
     print("healthy", multiprocessing.current_process().name, TORCH_BEFORE, flush=True)
+    print(os.environ.get("PYTHONPATH"), sys.path, flush=True)  # as the parent's, as python's
     sys.exit(code)
 
 
