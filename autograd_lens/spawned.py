@@ -17,11 +17,11 @@ only then) holds one more entry, :class:`_Start`: unpickled in the child, before
 the preparation, it imports this package from the folder the command imported it from, as the
 command imports it (without torch, which the program's own import brings; the child's
 ``sys.path`` is left as it was, and ``prepare`` sets it as the parent's) and calls
-:func:`watch_this_child`, which watches the child's backward calls once the child imports torch,
-as the command's own process does. A failure there is diagnosed in the child, at once, and handed
-to the command's process through the same file as a forked child's (see
-:meth:`autograd_lens.telling.Teller._in_a_child`): it is in the report's ``"children"`` with the
-child's pid and how it was started. The child never replays the failure nor runs the edits. The
+:func:`watch_this_child`, which watches the child's backward calls as the command's own process
+does (from its first backward call: :class:`_Deferred`). A failure there is diagnosed in the
+child, at once, and handed to the command's process through the same file as a forked child's
+(see :meth:`autograd_lens.telling.Teller._in_a_child`): it is in the report's ``"children"``
+with the child's pid and how it was started. The child never replays the failure nor runs the edits. The
 program's objects are not touched (its ``Process``, its target, the dict it would get from
 ``get_preparation_data`` itself); an entry the child's ``prepare`` does not know is left alone by
 it. Anything that goes wrong in this set-up leaves the child unwatched, never stopped.
@@ -32,6 +32,7 @@ Not watched: a Python started otherwise (``subprocess.run([sys.executable, ...])
 
 from __future__ import annotations
 
+import functools
 import importlib.abc
 import os
 import sys
@@ -145,14 +146,68 @@ class Spawning(importlib.abc.MetaPathFinder):
             self.patched = None
 
 
+# What the watch replaces in torch (see autograd_lens.watch and autograd_lens.history).
+_WATCHED = (("torch.autograd", "_engine_run_backward"), ("torch.utils.checkpoint", "checkpoint"),
+            ("torch.utils.checkpoint", "checkpoint_sequential"))
+
+
+class _Deferred:
+    """The watch of a spawned child, started at the child's first backward call (or first
+    checkpoint) rather than when it imports torch: until then only thin stand-ins for what
+    the watch replaces, so that a child that never calls backward (a DataLoader's worker) does
+    not import the diagnosis (about 0.2 s). Then ``start()`` enters the watch on torch's own
+    functions, and the call goes on through it, as if the watch had been there from the start
+    (no backward call, no checkpoint before it to record)."""
+
+    def __init__(self, start: Any) -> None:
+        self.start = start
+        self.saved: list[tuple[Any, str, Any]] = []
+        self.started = False
+
+    def __enter__(self) -> _Deferred:
+        import importlib
+
+        for module, name in _WATCHED:
+            owner = importlib.import_module(module)
+            original = getattr(owner, name)
+            self.saved.append((owner, name, original))
+            setattr(owner, name, self._stand_in(owner, name, original))
+        return self
+
+    def _stand_in(self, owner: Any, name: str, original: Any) -> Any:
+        deferred = self
+
+        @functools.wraps(original)
+        def stand_in(*args: Any, **kwargs: Any) -> Any:
+            if not deferred.started:
+                deferred.started = True
+                deferred._put_back()
+                deferred.start()
+            try:
+                return getattr(owner, name)(*args, **kwargs)
+            except BaseException as error:  # python's traceback, without this frame
+                error.__traceback__ = without_ours(error.__traceback__)
+                raise
+        return stand_in
+
+    def _put_back(self) -> None:
+        for owner, name, original in self.saved:
+            setattr(owner, name, original)
+
+    def __exit__(self, *exc_info: Any) -> None:
+        if not self.started:
+            self._put_back()
+
+
 _KEPT: list[Any] = []  # the child's watch and its own Spawning, for the child's whole life
 
 
 def watch_this_child(setup: dict) -> None:
     """In a child started by spawn or forkserver, before its preparation: watch its backward
-    calls once it imports torch; a failure is said here and handed to the command's process
-    (``setup``: its pid, the children's file, the folder it started in, how this child was
-    started); children this child starts by spawn are watched the same way."""
+    calls (from the first, once the program has imported torch); a failure is said here and
+    handed to the command's process (``setup``: its pid, the children's file, the folder it
+    started in, how this child was started); children this child starts by spawn are watched
+    the same way."""
     from .arrival import OnTorch
 
     START_METHOD[:] = [os.getpid(), setup["method"]]
@@ -162,13 +217,13 @@ def watch_this_child(setup: dict) -> None:
     STARTED_IN[:] = [setup["started"]]
     teller.pid, teller.children = setup["parent"], setup["children"]
 
-    def watch() -> list:
+    def watch() -> Any:
         from .watch import Watch
 
         watching.append(Watch(on_failure=teller.failed, on_repeat=teller.repeated))
-        return watching[-1:]
+        return watching[-1].__enter__()
 
-    on_torch = OnTorch(watch)
+    on_torch = OnTorch(lambda: [_Deferred(watch)])
     spawning = Spawning(setup["parent"], setup["children"])
     _KEPT.extend([teller, on_torch, spawning])
     spawning.__enter__()

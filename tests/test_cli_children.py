@@ -222,3 +222,22 @@ def test_a_child_that_starts_one_while_it_bootstraps_gets_pythons_own_traceback(
     assert "An attempt has been made to start a new process" in plain.stderr
     assert (done.returncode, done.stdout, done.stderr) == \
         (plain.returncode, plain.stdout, plain.stderr) == (0, "exit code 1\n", plain.stderr)
+
+
+def test_errors_at_a_spawned_childs_first_backward(tmp_path):
+    """The child's watch starts at its first backward call: a hook's error raised there shows
+    the traceback it shows under python; the in-place error there is diagnosed in the child."""
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    report = tmp_path / "report.json"
+    plain = _run(["children_first_call.py"], SCRIPTS, env, command=None)
+    done = _run(["--report", str(report), "children_first_call.py"], SCRIPTS, env)
+    assert (done.returncode, done.stdout) == (plain.returncode, plain.stdout)
+    assert "KeyError: 'missing'\nSpawnProcess-1 0\n" in plain.stdout and \
+        plain.stdout.endswith("SpawnProcess-2 1\n"), plain.stdout
+    [child] = json.loads(report.read_text())["children"]
+    assert child["how"] == "multiprocessing, spawn: SpawnProcess-2"
+    assert "modified by an inplace operation" in child["error"]
+    assert f"autograd_lens: in child process {child['pid']} ({child['how']}):" in done.stderr
+    assert f"autograd_lens{os.sep}" not in done.stderr + done.stdout
+    shown = [x for x in plain.stderr.splitlines() if x.startswith(("  File ", "RuntimeError"))]
+    assert shown and all(x in done.stderr for x in shown)
