@@ -275,7 +275,8 @@ def main(argv: list[str] | None = None) -> int:
     # and imports torch while the first run goes on.
     rerun = Rerun(root_of(options.module, target, os.getcwd())) \
         if verifying or replaying else None
-    # A child the program forks hands its failures to this process through this file.
+    # A child the program starts (forked or spawned) hands its failures to this process through
+    # this file.
     teller.children = os.path.join(rerun.folder, "children.jsonl") if rerun is not None else \
         _children_file()
     ended_by_it = False  # the diagnosed error ended the program: its summary is said last
@@ -283,7 +284,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         code, ending, uncaught = _first_run(
             OnTorch(lambda: _watching(teller, watching, counter)), options.module, target,
-            Spawning(teller.pid, teller.children))
+            Spawning(teller.pid, teller.children, os.getcwd()))
         child = os.getpid() != teller.pid
         ended_by_it = uncaught is not None and bool(watching) and \
             watching[0].explains(uncaught) and not child

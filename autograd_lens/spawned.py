@@ -38,7 +38,6 @@ import os
 import sys
 from typing import Any
 
-from .telling import START_METHOD, STARTED_IN, Teller
 from .unseen import without_ours
 
 _ENTRY = "autograd_lens"  # the key of the preparation data's extra entry
@@ -75,11 +74,11 @@ class Spawning(importlib.abc.MetaPathFinder):
     """A context manager: while it is entered, the children that ``multiprocessing`` starts by
     spawn or forkserver are watched (their failures go to the file ``children``, told to the
     command's process ``parent``). ``multiprocessing.spawn`` is changed only once the program
-    imports it (so a program that never does pays nothing), and put back on exit."""
+    imports it (so a program that never does pays nothing), and put back on exit. ``started``:
+    the folder the command started in (the diff's paths are relative to it)."""
 
-    def __init__(self, parent: int, children: str) -> None:
-        self.setup = {"parent": parent, "children": children,
-                      "started": STARTED_IN[-1] if STARTED_IN else os.getcwd()}
+    def __init__(self, parent: int, children: str, started: str) -> None:
+        self.setup = {"parent": parent, "children": children, "started": started}
         self.patched: Any = None  # (the module, its own get_preparation_data)
 
     def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
@@ -207,24 +206,27 @@ def watch_this_child(setup: dict) -> None:
     calls (from the first, once the program has imported torch); a failure is said here and
     handed to the command's process (``setup``: its pid, the children's file, the folder it
     started in, how this child was started); children this child starts by spawn are watched
-    the same way."""
+    the same way. What says the failure is imported at the first backward call too."""
     from .arrival import OnTorch
 
-    START_METHOD[:] = [os.getpid(), setup["method"]]
-    watching: list = []
-    teller = Teller(None, lambda: watching[0].count if watching else 0, False,
-                    "it failed in a child process")
-    STARTED_IN[:] = [setup["started"]]
-    teller.pid, teller.children = setup["parent"], setup["children"]
+    me = os.getpid()  # this child (a process it forks later is not it)
 
     def watch() -> Any:
+        from .telling import START_METHOD, STARTED_IN, Teller
         from .watch import Watch
 
+        START_METHOD[:] = [me, setup["method"]]
+        watching: list = []
+        teller = Teller(None, lambda: watching[0].count if watching else 0, False,
+                        "it failed in a child process")
+        STARTED_IN[:] = [setup["started"]]
+        teller.pid, teller.children = setup["parent"], setup["children"]
         watching.append(Watch(on_failure=teller.failed, on_repeat=teller.repeated))
+        _KEPT.append(teller)
         return watching[-1].__enter__()
 
     on_torch = OnTorch(lambda: [_Deferred(watch)])
-    spawning = Spawning(setup["parent"], setup["children"])
-    _KEPT.extend([teller, on_torch, spawning])
+    spawning = Spawning(setup["parent"], setup["children"], setup["started"])
+    _KEPT.extend([on_torch, spawning])
     spawning.__enter__()
     on_torch.__enter__()

@@ -184,7 +184,7 @@ def test_the_command_leaves_multiprocessing_as_it_found_it():
     from autograd_lens.spawned import Spawning
 
     own = multiprocessing.spawn.get_preparation_data
-    with Spawning(os.getpid(), "children.jsonl") as spawning:
+    with Spawning(os.getpid(), "children.jsonl", os.getcwd()) as spawning:
         assert spawning not in sys.meta_path
         assert multiprocessing.spawn.get_preparation_data.__wrapped__ is own
         asked = multiprocessing.spawn.get_preparation_data("asked")
@@ -192,7 +192,7 @@ def test_the_command_leaves_multiprocessing_as_it_found_it():
     assert multiprocessing.spawn.get_preparation_data is own
     gone = sys.modules.pop("multiprocessing.spawn")
     try:
-        with Spawning(os.getpid(), "children.jsonl") as spawning:
+        with Spawning(os.getpid(), "children.jsonl", os.getcwd()) as spawning:
             assert sys.meta_path[0] is spawning  # waiting for the program's import
         assert spawning not in sys.meta_path
     finally:
