@@ -71,10 +71,10 @@ environment that python gives the program (PYTHONPATH, sys.path, the environment
 and so do the processes they start), but that a re-run's working folder, its script's folder on
 sys.path, PWD and TMPDIR are in its temporary copy. As under python, the folder of the
 script's real file (a symbolic link resolved) comes first on sys.path, except under -P; zip
-applications and folders with a __main__.py run too; -m, -c and - (the program on standard input) run as python runs
-them, with python's errors and exit codes (the edits of a program given as text are not run);
-no frame of the command shows in a traceback; options are not taken abbreviated, as python's
-are not; "--" may end the command's options.
+applications and folders with a __main__.py run too; -m, -c and - (the program on standard
+input) run as python runs them, with python's errors and exit codes (the edits of a program
+given as text are not run); no frame of the command shows in a traceback; options are not
+taken abbreviated, as python's are not; "--" may end the command's options.
 
 Before an edit is printed as the fix, it is run: the command applies each suggested edit to a
 copy of the program and runs it in a sandbox, one run after the other, each in a new process

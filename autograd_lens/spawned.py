@@ -21,10 +21,10 @@ command imports it (without torch, which the program's own import brings; the ch
 does (from its first backward call: :class:`_Deferred`). A failure there is diagnosed in the
 child, at once, and handed to the command's process through the same file as a forked child's
 (see :meth:`autograd_lens.telling.Teller._in_a_child`): it is in the report's ``"children"``
-with the child's pid and how it was started. The child never replays the failure nor runs the edits. The
-program's objects are not touched (its ``Process``, its target, the dict it would get from
-``get_preparation_data`` itself); an entry the child's ``prepare`` does not know is left alone by
-it. Anything that goes wrong in this set-up leaves the child unwatched, never stopped.
+with the child's pid and how it was started. The child never replays the failure nor runs the
+edits. The program's objects are not touched (its ``Process``, its target, the dict it would
+get from ``get_preparation_data`` itself); an entry the child's ``prepare`` does not know is
+left alone by it. Anything that goes wrong in this set-up leaves the child unwatched, never stopped.
 
 Not watched: a Python started otherwise (``subprocess.run([sys.executable, ...])``,
 ``os.system``, ``os.exec*``, a launcher such as ``torchrun`` started by the program).

@@ -44,7 +44,8 @@ def square(x):
 
 
 if __name__ == "__main__":
-    spawn, forkserver = multiprocessing.get_context("spawn"), multiprocessing.get_context("forkserver")
+    spawn = multiprocessing.get_context("spawn")
+    forkserver = multiprocessing.get_context("forkserver")
     for context, target, arg in ((spawn, healthy, 3), (spawn, caught, 1), (forkserver, caught, 2)):
         process = context.Process(target=target, args=(arg,))
         process.start()
