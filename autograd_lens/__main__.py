@@ -30,6 +30,7 @@ from .lifetime import Stopped, end_by_signal_at_exit, end_now, stopped_by_signal
 from .replay_run import refusal, replay
 from .telling import Teller, child_note, from_a_child
 from .sandbox import root_of
+from .spawned import Spawning
 from .unseen import PACKAGE
 from .verify import CallCounter, Rerun, announce, bound, run_as_main, verify
 
@@ -58,16 +59,22 @@ same error again at the same line is one line ("the same error at train.py:57 ag
 far"). When the error ends the program, the diagnosis in short (the carrier and its line, the
 fix, the edit, the page) is said last. A program that calls diagnose_on_error() itself gets the
 diagnosis from it, in the error's message, and from the command only what the replay adds.
-A child the program forks (os.fork, a multiprocessing Pool's worker with the fork start method)
-has its failure diagnosed there, at once, and listed in the report's "children" with its pid
-and how it was started; a child started with the spawn method is not watched. Only the command's
-own process replays the failure and runs the edits.
-Healthy runs print nothing extra. As under python, the folder of the script's real file (a
-symbolic link resolved) comes first on sys.path, except under -P; zip applications and folders
-with a __main__.py run too; -m, -c and - (the program on standard input) run as python runs
-them, with python's errors and exit codes (the edits of a program given as text are not run);
-no frame of the command shows in a traceback; options are not taken abbreviated, as python's
-are not; "--" may end the command's options.
+A child process the program starts (os.fork; multiprocessing's Process, Pool and
+ProcessPoolExecutor workers by the fork, spawn or forkserver method; torch.multiprocessing.spawn)
+is watched: its failure is diagnosed there, at once, and listed in the report's "children" with
+its pid and how it was started; its output, exit code and results are as under python. Only the
+command's own process replays the failure and runs the edits. Not watched: a Python the program
+starts otherwise (subprocess.run([sys.executable, ...]), os.system, os.exec*); when the error
+that ends the program carries such a process's failure, the command says where it happened.
+Healthy runs print nothing extra. The first run, the replay and each edit's run see the
+environment that python gives the program (PYTHONPATH, sys.path, the environment variables;
+and so do the processes they start), but that a re-run's working folder, its script's folder on
+sys.path, PWD and TMPDIR are in its temporary copy. As under python, the folder of the
+script's real file (a symbolic link resolved) comes first on sys.path, except under -P; zip
+applications and folders with a __main__.py run too; -m, -c and - (the program on standard
+input) run as python runs them, with python's errors and exit codes (the edits of a program
+given as text are not run); no frame of the command shows in a traceback; options are not
+taken abbreviated, as python's are not; "--" may end the command's options.
 
 Before an edit is printed as the fix, it is run: the command applies each suggested edit to a
 copy of the program and runs it in a sandbox, one run after the other, each in a new process
@@ -268,14 +275,16 @@ def main(argv: list[str] | None = None) -> int:
     # and imports torch while the first run goes on.
     rerun = Rerun(root_of(options.module, target, os.getcwd())) \
         if verifying or replaying else None
-    # A child the program forks hands its failures to this process through this file.
+    # A child the program starts (forked or spawned) hands its failures to this process through
+    # this file.
     teller.children = os.path.join(rerun.folder, "children.jsonl") if rerun is not None else \
         _children_file()
     ended_by_it = False  # the diagnosed error ended the program: its summary is said last
     child = False  # this is a child the program forked (os.fork), ending as the program does
     try:
         code, ending, uncaught = _first_run(
-            OnTorch(lambda: _watching(teller, watching, counter)), options.module, target)
+            OnTorch(lambda: _watching(teller, watching, counter)), options.module, target,
+            Spawning(teller.pid, teller.children, os.getcwd()))
         child = os.getpid() != teller.pid
         ended_by_it = uncaught is not None and bool(watching) and \
             watching[0].explains(uncaught) and not child
@@ -361,13 +370,13 @@ def _children_file() -> str:
     return path
 
 
-def _first_run(watching: OnTorch, module: str | None,
-               target: list[str]) -> tuple[int, BaseException | None, BaseException | None]:
-    """Run the program under the watch: (exit code, the SystemExit or KeyboardInterrupt that
-    ended it, the error that ended it). An error is printed as Python prints it, without this
-    command's frames."""
+def _first_run(watching: OnTorch, module: str | None, target: list[str], spawning: Spawning
+               ) -> tuple[int, BaseException | None, BaseException | None]:
+    """Run the program under the watch (its children started by spawn or forkserver watched
+    too): (exit code, the SystemExit or KeyboardInterrupt that ended it, the error that ended
+    it). An error is printed as Python prints it, without this command's frames."""
     try:
-        with watching:
+        with watching, spawning:
             run_as_main(module, target)
     except (SystemExit, KeyboardInterrupt) as ending:
         if isinstance(ending, KeyboardInterrupt):

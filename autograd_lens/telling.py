@@ -122,14 +122,21 @@ def edit_text(fixes: list[Fix], pattern: Any, runs: list[dict] | None = None,
     return text + "\n" + "\n".join(parts)
 
 
+# A child started by spawn or forkserver (see autograd_lens.spawned): its pid and that method.
+START_METHOD: list = []
+
+
 def child_identity() -> dict:
     """This process, as a child of the program's: its pid, its parent's, how it was started."""
     import multiprocessing
 
     process = multiprocessing.current_process()
+    if START_METHOD and START_METHOD[0] == os.getpid():
+        method = START_METHOD[1]  # what started it, not the default its parent had
+    else:
+        method = multiprocessing.get_start_method(allow_none=True) or "fork"
     how = "os.fork" if process.name == "MainProcess" else \
-        f"multiprocessing, {multiprocessing.get_start_method(allow_none=True) or 'fork'}: " \
-        f"{process.name}"
+        f"multiprocessing, {method}: {process.name}"
     return {"pid": os.getpid(), "parent": os.getppid(), "how": how}
 
 
