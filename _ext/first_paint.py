@@ -25,7 +25,9 @@ every page is rewritten here:
 - Until the stylesheets have all loaded, a small inline stylesheet (``CRITICAL_CSS``) lays out
   what the first screen shows: the page's colours in either scheme, the header's title, the
   article in its column in the theme's own fonts (so the text does not change face when the theme
-  arrives), its code blocks; the navigation that the full styles place in the sidebars, the
+  arrives), its code blocks, the article's blocks below the first screen skipped until they come
+  near it (``content-visibility: auto``: in Chromium's traces of the landing page, a sixth less
+  work in its renderer before the first paint); the navigation that the full styles place in the sidebars, the
   print-only copy of the title and contents, and the copy buttons wait for them. Its rules apply
   only while ``<html data-css-loading>`` is set, which an inline script sets first and removes
   when the last stylesheet has loaded (or failed): then the page is the theme's, unchanged.
@@ -65,8 +67,10 @@ EMPTY_SCRIPT = "<script data-attached-late>"   # what a script attached late lea
 
 # The first screen while the stylesheets load: colours (light, dark, and the reader's system's
 # for "auto"), the header's title, the article in a column, code blocks, in the theme's font
-# families (pydata-sphinx-theme's --pst-font-family-base-system and -monospace-system). Nothing
-# here outlives the loading: every rule sits under html[data-css-loading].
+# families (pydata-sphinx-theme's --pst-font-family-base-system and -monospace-system); the
+# article's blocks laid out, shaped and painted only when near the screen (content-visibility:
+# auto, each standing in for 10rem until then). Nothing here outlives the loading: every rule sits
+# under html[data-css-loading].
 CRITICAL_CSS = """\
 html[data-css-loading] body{margin:0;font-family:system-ui,sans-serif;font-size:1rem;line-height:1.65;color:#222832;background:#fff}
 html[data-css-loading][data-theme=dark] body{color:#ced6dd;background:#14181e}
@@ -84,6 +88,7 @@ html[data-css-loading][data-theme=dark] pre{background:#29313d;border-color:#485
 @media (max-width:600px){html[data-css-loading] h1{font-size:1.3rem;margin-top:0}html[data-css-loading] pre{font-size:.7rem}}
 html[data-css-loading] table{border-collapse:collapse}
 html[data-css-loading] img,html[data-css-loading] svg{max-width:100%;height:auto}
+html[data-css-loading] .bd-article section>:not(h1){content-visibility:auto;contain-intrinsic-size:auto 10rem}
 """
 LOADING = "data-assets-loading"
 START = ('<style data-critical-css>\n' + CRITICAL_CSS + '</style>\n'
