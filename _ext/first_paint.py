@@ -16,19 +16,20 @@ every page is rewritten here:
 - Why the scripts too: deferred, they were fetched while the page was parsed (twelve requests at
   once, which a 2-core machine serves while it parses), the first two ran before the first frame,
   and the rest (the theme's bootstrap.js the longest) on the main thread while the frame's tiles
-  were rasterised and drawn, beside it on the other core. In Chromium's traces of the landing
-  page, the first frame waited for them; with them attached after the paint, the landing page
-  painted 15 to 20 % sooner side by side with the page as it was (see scripts/first_paint.py).
-  A script that listens for ``DOMContentLoaded`` without asking ``document.readyState`` first
-  (sphinx-design's ``design-tabs.js``) would miss it, so it stays deferred; every other one starts
-  on a parsed page as well.
+  were rasterised and drawn, beside it on the other core (Chromium's traces of the landing
+  page). Attached after the paint, the landing page painted 13 % sooner on a laptop and 21 % on a
+  phone, side by side with the page as it was (25 loads each; scripts/first_paint.py says where
+  the rest of its time goes). A script that listens for ``DOMContentLoaded`` without asking
+  ``document.readyState`` first (sphinx-design's ``design-tabs.js``, which ``page_weight.py``
+  keeps off pages without tabs) would miss it, so it stays deferred; every other one starts on a
+  parsed page as well.
 - Until the stylesheets have all loaded, a small inline stylesheet (``CRITICAL_CSS``) lays out
   what the first screen shows: the page's colours in either scheme, the header's title, the
   article in its column in the theme's own fonts (so the text does not change face when the theme
   arrives), its code blocks, the article's blocks below the first screen skipped until they come
   near it (``content-visibility: auto``: in Chromium's traces of the landing page, a sixth less
-  work in its renderer before the first paint); the navigation that the full styles place in the sidebars, the
-  print-only copy of the title and contents, and the copy buttons wait for them. Its rules apply
+  work in its renderer before the first paint); the navigation that the full styles place in the
+  sidebars, the print-only copy of the title and contents, and the copy buttons wait for them. Its rules apply
   only while ``<html data-css-loading>`` is set, which an inline script sets first and removes
   when the last stylesheet has loaded (or failed): then the page is the theme's, unchanged.
   (Merely non-blocking stylesheets, ``media="print"`` switched to ``all``, arrive from a near
