@@ -1,46 +1,48 @@
-"""The first paint: a page shows its first screen without waiting for every stylesheet and script.
+"""The first paint: a page shows its first screen before it asks for a stylesheet or a script.
 
 A stock page of this theme holds thirteen stylesheets and ten scripts in its ``<head>``, each of
 which the browser must fetch (and each script run) before it paints anything: the landing page
-painted nearly five times later than a bare page served by the same server. After the build, the
-head of every page is rewritten here:
+painted nearly five times later than a bare page served by the same server. After the build,
+every page is rewritten here:
 
-- The stylesheets are attached by a small inline script, in their order, once the first paint
-  that shows text has been presented (Paint Timing's ``first-contentful-paint``; after the first
-  frame where a browser has none), or when the page has been parsed, if that comes first (so that
-  the ``load`` event always waits for them); a ``<noscript>`` copy of each keeps them as they were
-  where no script runs. (Merely non-blocking stylesheets, ``media="print"`` switched to ``all``,
-  arrive from a near server before the first frame, and the browser styles the whole page with
-  them before painting it. Attached at the first frame, as they were at first, their requests and
-  the theme's 400 kB of rules were fetched and parsed while that frame was still being drawn, and
-  the first paint could be the header's line alone, the text coming a frame later. Waiting for the
-  text's paint, the first paint comes no later, the full styles arrive as early, and the scripts
-  run sooner: the landing page's DOMContentLoaded at about 60 % of its time before, side by side
-  in one run.)
-- Until they have all loaded, a small inline stylesheet (``CRITICAL_CSS``) lays out what the first
-  screen shows: the page's colours in either scheme, the header's title, the article in its column
-  in the theme's own fonts (so the text does not change face when the theme arrives), its code
-  blocks; the navigation that the full styles place in the sidebars, the print-only copy of the
-  title and contents, and the copy buttons wait for them. Its rules apply only while
-  ``<html data-css-loading>`` is set, which an inline script sets first and removes when the last
-  stylesheet has loaded (or failed): then the page is the theme's, unchanged.
-- External scripts get ``defer``: fetched at once, run in their order after the page is parsed,
-  before ``DOMContentLoaded`` (the theme's own two scripts at the end of the page were deferred
-  already). ``documentation_options.js`` (a few hundred bytes), which the inline lines after it
-  extend (``DOCUMENTATION_OPTIONS.pagename = ...``), is written into the page in its place; on a
-  page with a quiz, ``quiz.js`` stays as it is, since it must run before the quiz's own inline
-  script in the page's body.
+- The stylesheets, then the external scripts, are attached by a small inline script once the
+  first paint that shows text has been presented (Paint Timing's ``first-contentful-paint``; after
+  the first frame where a browser has none), or once the page is parsed if it is not shown (a tab
+  opened in the background paints nothing). A ``<noscript>`` copy of each stylesheet keeps them as
+  they were where no script runs. Scripts that were deferred keep their order (``async = false``)
+  and an async one stays async. So the page's ``load`` event can come before them: the attribute
+  ``data-assets-loading`` on ``<html>`` stays until every file attached has loaded (or failed),
+  which is what the browser tests wait for.
+- Why the scripts too: deferred, they were fetched while the page was parsed (twelve requests at
+  once, which a 2-core machine serves while it parses), the first two ran before the first frame,
+  and the rest (the theme's bootstrap.js the longest) on the main thread while the frame's tiles
+  were rasterised and drawn, beside it on the other core (Chromium's traces of the landing
+  page). Attached after the paint, the landing page painted 13 % sooner on a laptop and 21 % on a
+  phone, side by side with the page as it was (25 loads each; scripts/first_paint.py says where
+  the rest of its time goes). A script that listens for ``DOMContentLoaded`` without asking
+  ``document.readyState`` first (sphinx-design's ``design-tabs.js``, which ``page_weight.py``
+  keeps off pages without tabs) would miss it, so it stays deferred; every other one starts on a
+  parsed page as well.
+- Until the stylesheets have all loaded, a small inline stylesheet (``CRITICAL_CSS``) lays out
+  what the first screen shows: the page's colours in either scheme, the header's title, the
+  article in its column in the theme's own fonts (so the text does not change face when the theme
+  arrives), its code blocks, the article's blocks below the first screen skipped until they come
+  near it (``content-visibility: auto``: in Chromium's traces of the landing page, a sixth less
+  work in its renderer before the first paint); the navigation that the full styles place in the
+  sidebars, the print-only copy of the title and contents, and the copy buttons wait for them. Its rules apply
+  only while ``<html data-css-loading>`` is set, which an inline script sets first and removes
+  when the last stylesheet has loaded (or failed): then the page is the theme's, unchanged.
+  (Merely non-blocking stylesheets, ``media="print"`` switched to ``all``, arrive from a near
+  server before the first frame, and the browser styles the whole page with them before painting
+  it; attached at the first frame, their requests and the theme's 400 kB of rules were fetched and
+  parsed while that frame was still being drawn.)
+- ``documentation_options.js`` (a few hundred bytes), which the inline lines after it extend
+  (``DOCUMENTATION_OPTIONS.pagename = ...``), is written into the page in its place; on a page
+  with a quiz, ``quiz.js`` stays as it is, since it must run before the quiz's own inline script
+  in the page's body (as does the quiz's library there).
 
 The 404 page (its files are written by scripts, see ``site_entrances.py``) and the site root's
 redirect are left alone.
-
-What the first paint still waits for is the page itself: in Chromium's Resource Timing every
-stylesheet and script of the landing page is "non-blocking", and the landing page with every
-external file taken out paints as late as with them. Its own head (the theme's inline scripts,
-whose first starts the page's JavaScript engine), the theme's header, sidebars and dialogs that
-come before the article in the HTML, and the first screen's text are parsed, laid out and
-rasterised before anything shows; on a busy 2-core machine that alone takes two to two and a
-half times a bare page's time.
 """
 
 from __future__ import annotations
@@ -60,12 +62,16 @@ HAS_QUIZ = "jupyterquiz.js"   # the quizzes' library, loaded in the body of a pa
 MARK = "data-css-loading"
 
 STYLESHEET = re.compile(r'<link\b(?=[^>]*\brel="stylesheet")(?![^>]*\bmedia=)[^>]*>')
-SCRIPT = re.compile(r'<script\b(?![^>]*\b(?:async|defer)\b)([^>]*\bsrc="([^"]*)"[^>]*)>')
+# Every external script's start tag: group 1 its attributes, group 2 its address.
+SCRIPT_ANY = re.compile(r'<script\b([^>]*\bsrc="([^"]*)"[^>]*)>')
+EMPTY_SCRIPT = "<script data-attached-late>"   # what a script attached late leaves, removed with its </script>
 
 # The first screen while the stylesheets load: colours (light, dark, and the reader's system's
 # for "auto"), the header's title, the article in a column, code blocks, in the theme's font
-# families (pydata-sphinx-theme's --pst-font-family-base-system and -monospace-system). Nothing
-# here outlives the loading: every rule sits under html[data-css-loading].
+# families (pydata-sphinx-theme's --pst-font-family-base-system and -monospace-system); the
+# article's blocks laid out, shaped and painted only when near the screen (content-visibility:
+# auto, each standing in for 10rem until then). Nothing here outlives the loading: every rule sits
+# under html[data-css-loading].
 CRITICAL_CSS = """\
 html[data-css-loading] body{margin:0;font-family:system-ui,sans-serif;font-size:1rem;line-height:1.65;color:#222832;background:#fff}
 html[data-css-loading][data-theme=dark] body{color:#ced6dd;background:#14181e}
@@ -83,31 +89,45 @@ html[data-css-loading][data-theme=dark] pre{background:#29313d;border-color:#485
 @media (max-width:600px){html[data-css-loading] h1{font-size:1.3rem;margin-top:0}html[data-css-loading] pre{font-size:.7rem}}
 html[data-css-loading] table{border-collapse:collapse}
 html[data-css-loading] img,html[data-css-loading] svg{max-width:100%;height:auto}
+html[data-css-loading] .bd-article section>:not(h1){content-visibility:auto;contain-intrinsic-size:auto 10rem}
 """
+LOADING = "data-assets-loading"
 START = ('<style data-critical-css>\n' + CRITICAL_CSS + '</style>\n'
-         f'<script>document.documentElement.setAttribute("{MARK}", "");</script>\n')
-# In place of the stylesheets: each attached once the first paint with text has been presented
-# (after the first frame where Paint Timing is missing), or once the page is parsed if that comes
-# first (so that the load event waits for them; a tab opened in the background paints nothing);
-# the critical rules gone when all have loaded or failed.
+         f'<script>document.documentElement.setAttribute("{MARK}", "");'
+         f' document.documentElement.setAttribute("{LOADING}", "");</script>\n')
+# In place of the stylesheets and the external scripts: the stylesheets, then the scripts, attached
+# once the first paint with text has been presented (after the first frame where Paint Timing is
+# missing), or once the page is parsed if it is not shown (a tab opened in the background paints
+# nothing); the critical rules gone when every stylesheet has loaded or failed, LOADING when every
+# stylesheet and script has. Scripts that were deferred run in their order (async = false), as
+# they did; an async one stays async.
 ATTACH = """<script>(function () {
-  const root = document.documentElement, hrefs = %s;
+  const root = document.documentElement, sheets = %s, scripts = %s;
   let attached = false;
   function attach() {
     if (attached) return;
     attached = true;
-    let left = hrefs.length;
+    let sheetsLeft = sheets.length, left = sheets.length + scripts.length;
     const one = () => { if (--left <= 0) root.removeAttribute("%s"); };
-    for (const href of hrefs) {
+    const sheet = () => { if (--sheetsLeft <= 0) root.removeAttribute("%s"); one(); };
+    for (const href of sheets) {
       const link = document.createElement("link");
       link.rel = "stylesheet";
       link.href = href;
-      link.addEventListener("load", one);
-      link.addEventListener("error", one);
+      link.addEventListener("load", sheet);
+      link.addEventListener("error", sheet);
       document.head.append(link);
     }
+    for (const attributes of scripts) {
+      const script = document.createElement("script");
+      for (const [name, value] of Object.entries(attributes)) script.setAttribute(name, value);
+      if (!("async" in attributes)) script.async = false;
+      script.addEventListener("load", one);
+      script.addEventListener("error", one);
+      document.head.append(script);
+    }
   }
-  document.addEventListener("DOMContentLoaded", attach);
+  document.addEventListener("DOMContentLoaded", () => { if (document.visibilityState === "hidden") attach(); });
   const Observer = window.PerformanceObserver;
   if (Observer && (Observer.supportedEntryTypes || []).includes("paint"))
     new Observer((list, observer) => {
@@ -119,12 +139,23 @@ ATTACH = """<script>(function () {
     requestAnimationFrame(() => setTimeout(attach));
 })();</script>
 """
+ATTRIBUTE = re.compile(r'([^\s=/>"\']+)(?:\s*=\s*"([^"]*)")?')
 
 
-def rewrite_head(html: str, options_js: str = "") -> str:
-    """The page with its stylesheets loading without blocking behind the critical rules, and its
-    external scripts deferred, ``documentation_options.js`` (whose text is ``options_js``)
-    written in (see the module's docstring)."""
+def _attributes(tag_inside: str) -> dict[str, str]:
+    """A start tag's attributes (the text between ``<script`` and ``>``), values unescaped."""
+    return {name.lower(): unescape(value or "") for name, value in ATTRIBUTE.findall(tag_inside)}
+
+
+def _always_late(src: str) -> bool:
+    return True
+
+
+def rewrite_head(html: str, options_js: str = "", can_start_late=_always_late) -> str:
+    """The page with its stylesheets and external scripts attached after its first paint, behind
+    the critical rules, ``documentation_options.js`` (whose text is ``options_js``) written in
+    (see the module's docstring). ``can_start_late(src)`` says whether a script may run after
+    DOMContentLoaded; one that may not stays deferred."""
     end = html.find("</head>")
     if end < 0 or MARK in html[:end]:
         return html
@@ -135,22 +166,71 @@ def rewrite_head(html: str, options_js: str = "") -> str:
 
     hrefs = [unescape(re.search(r'\bhref="([^"]*)"', tag).group(1)) for tag in sheets]
     first = head.find(sheets[0])
-    attach = ATTACH % (json.dumps(hrefs), MARK)
     after = STYLESHEET.sub("", head[first:])   # the stylesheets' tags, taken out where they were
-    head = head[:first] + START + attach + "<noscript>" + "".join(sheets) + "</noscript>\n" + after
-
     quiz = HAS_QUIZ in rest
+    late: list[dict[str, str]] = []
 
-    def defer(match: re.Match) -> str:
+    def in_head(match: re.Match) -> str:
         name = match.group(2).split("?")[0]
         if name.endswith(INLINED) and options_js:
             return "<script>" + options_js.strip() + "\n"   # its </script> follows
         if name.endswith(INLINED) or (quiz and name.endswith(QUIZ_SCRIPT)):
             return match.group(0)
-        return "<script defer" + match.group(1) + ">"
+        return _late_or_deferred(match, can_start_late, late)
 
-    head = SCRIPT.sub(defer, head)
-    return head + rest
+    def in_body(match: re.Match) -> str:
+        attributes = _attributes(match.group(1))
+        if "defer" not in attributes and "async" not in attributes:
+            return match.group(0)   # a script the page's own inline scripts need (the quiz's library)
+        return _late_or_deferred(match, can_start_late, late)
+
+    before = SCRIPT_ANY.sub(in_head, head[:first])
+    after = SCRIPT_ANY.sub(in_head, after)
+    rest = SCRIPT_ANY.sub(in_body, rest)
+    attach = ATTACH % (_js(hrefs), _js(late), LOADING, MARK)
+    # The critical rules and the script that attaches the rest where the first stylesheet was
+    # (after the theme's colour-scheme script).
+    head = before + START + attach + "<noscript>" + "".join(sheets) + "</noscript>\n" + after
+    return _drop_empty_script_tags(head + rest)
+
+
+def _js(value) -> str:
+    """A value as a JavaScript literal that cannot end the inline script it stands in."""
+    return json.dumps(value).replace("</", "<\\/")
+
+
+def _late_or_deferred(match: re.Match, can_start_late, late: list) -> str:
+    attributes = _attributes(match.group(1))
+    src = attributes.get("src", "")
+    if can_start_late(src):
+        attributes.pop("defer", None)
+        if "async" in attributes:
+            attributes["async"] = ""
+        late.append(attributes)
+        return EMPTY_SCRIPT
+    if "defer" in attributes or "async" in attributes:
+        return match.group(0)
+    return "<script defer" + match.group(1) + ">"
+
+
+def _drop_empty_script_tags(text: str) -> str:
+    return re.sub(r"[ \t]*" + re.escape(EMPTY_SCRIPT) + r"\s*</script>[ \t]*\n?", "", text)
+
+
+def _script_starts_late(out: Path, page: Path):
+    """Whether a script of `page` copes with starting after DOMContentLoaded: it does unless its
+    file listens for that event without asking document.readyState first (sphinx-design's
+    design-tabs.js); a file not in the build is not attached late."""
+    cache: dict[Path, bool] = {}
+
+    def can_start_late(src: str) -> bool:
+        path = (page.parent / src.split("?")[0].split("#")[0]).resolve()
+        if path not in cache:
+            text = path.read_text(errors="replace") if path.is_file() and path.is_relative_to(out.resolve()) else None
+            cache[path] = text is not None and ("DOMContentLoaded" not in text or "readyState" in text)
+        return cache[path]
+
+    return can_start_late
 
 
 def _rewrite(app: Sphinx, exception) -> None:
@@ -164,7 +244,7 @@ def _rewrite(app: Sphinx, exception) -> None:
         if rel.startswith(SKIP_DIRS) or rel in SKIP_PAGES:
             continue
         html = page.read_text()
-        new = rewrite_head(html, options_js)
+        new = rewrite_head(html, options_js, _script_starts_late(out, page))
         if new != html:
             page.write_text(new)
 

@@ -13,6 +13,9 @@ A stock page of this theme loaded 2.7 to 4.2 MB. What went, and where:
   the formulas of the pages a page's toctree includes as the page's own): formulas are MathML,
   written at build time (``_ext/math_mathml.py``).
 - The search scripts and the search index (140 KB): see ``_templates/layout.html``.
+- sphinx-design's ``design-tabs.js``, which keeps tab sets in step, on pages without a tab set
+  (every page, now): the one script a page fetched while it was parsed (it listens for
+  ``DOMContentLoaded``, so ``_ext/first_paint.py`` cannot attach it after the first paint).
 """
 
 from __future__ import annotations
@@ -68,6 +71,19 @@ def _cut_icon_fonts(app: Sphinx, exception) -> None:
         subset.save_font(font, str(static / CUT / f"{family}.woff"), options)
 
 
+TABS_SCRIPT = "design-tabs.js"
+TAB_SET = "sd-tab-set"
+
+
+def _drop_unused_scripts(app: Sphinx, pagename: str, templatename: str, context: dict, doctree) -> None:
+    """design-tabs.js only on a page with a tab set."""
+    if TAB_SET in context.get("body", "") or "script_files" not in context:
+        return
+    context["script_files"] = [js for js in context["script_files"]
+                               if not str(getattr(js, "filename", js)).split("?")[0].endswith(TABS_SCRIPT)]
+
+
 def setup(app: Sphinx) -> dict:
+    app.connect("html-page-context", _drop_unused_scripts)
     app.connect("build-finished", _cut_icon_fonts)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -26,6 +26,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 LAPTOP = {"width": 1366, "height": 768}
 PHONE = {"width": 390, "height": 844}
 
+ASSETS_LOADED_JS = "() => !document.documentElement.hasAttribute('data-assets-loading')"
+
 # The smallest text of an SVG as rendered at `width` CSS px, and every drawing of the page.
 SIZES_JS = """
 async () => {
@@ -134,6 +136,9 @@ def measure(executable: str, base: str, paths: list[str]) -> dict:
             page = browser.new_page(viewport=viewport)
             for path in paths:
                 page.goto(f"{base}/{path}", wait_until="load")
+                # The page's stylesheets and scripts are attached after its first paint
+                # (_ext/first_paint.py): measured as the reader sees it once they have loaded.
+                page.wait_for_function(ASSETS_LOADED_JS, timeout=30_000)
                 drawings = page.evaluate(SIZES_JS)
                 if drawings:
                     figures[size][path] = drawings

@@ -3,10 +3,28 @@
 
 The built site (default `_build/html`) is served from the loopback with a bare page beside its
 landing page (the site's files linked into a temporary folder: the build is not touched). Each
-load opens a fresh browser context (nothing cached, as on a first visit); the two pages take turns
-and swap which goes first, so that a machine busy with other work slows both alike; on a laptop
-(1366x768) and a phone (390x844, touch, the page's viewport honoured). Prints, and returns, each
-page's median first paint (Paint Timing's first-paint) and the ratio of the medians.
+load opens a fresh browser context (nothing cached, as on a first visit) and loads the page in it
+half a second later, once the new tab's own start-up is done (its renderer and blank page: started
+together, they slowed both pages, and the middle half of the bare page's loads spread from 60 to
+112 ms, against 36 to 56 ms with the pause, in two runs of 21 loads one after the other); the
+two pages take turns and swap which goes first, so that a machine busy with other work slows both
+alike; on a laptop (1366x768) and a phone (390x844, touch, the page's viewport honoured). Prints,
+and returns, each page's median first paint (Paint Timing's first-paint) and the ratio of the
+medians.
+
+Where the landing page's extra time went, from Chromium's traces of its loads (Playwright's
+tracing; the CPU time of the page's renderer before its first paint, median of 7 traced loads on a
+laptop: the bare page's 16 ms, the landing page's 83 ms before and 58 ms after the changes named
+here, its main thread's 45 and 33 ms): its twelve deferred scripts were requested while it was
+parsed, two ran before its first frame, and the rest, bootstrap.js the longest, ran on the main
+thread while that frame's tiles were rasterised and drawn on the other core; the whole article was
+laid out, shaped and painted, not only its first screen. Both are gone (_ext/first_paint.py). What
+is left is the page itself: parsing its 54 kB (the theme's sidebars and dialogs, hidden until the
+theme arrives, come before the article), the first screen's layout, fonts and text, and rasterising
+a screenful of text (about 9 ms of the renderer's time, against under 1 ms for the bare page's two
+lines). Two runs of 21 loads of each build, in turns, at a load average of 10 to 17: the ratio was
+2.18 and 2.36 on a laptop, 2.08 and 2.20 on a phone before those changes, 1.67 and 2.00, 1.91 and
+1.40 after.
 
 Also prints the ratio of the medians of the first contentful paint (the first paint that shows
 text: the landing page's first paint can be its header's line alone), and the median of the
@@ -38,6 +56,7 @@ LANDING = "intro.html"
 BARE = "a-bare-page.html"
 LOADS = 15
 LIMIT = 2.0   # the landing page's first paint / the bare page's, ratio of the medians
+SETTLE_S = 0.5   # between opening a fresh tab and loading the page in it
 SIZES = {"laptop": {"width": 1366, "height": 768}, "phone": {"width": 390, "height": 844}}
 BARE_PAGE = ("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>A bare page</title>"
              "</head><body><h1>A bare page</h1><p>One paragraph of text.</p></body></html>")
@@ -68,6 +87,9 @@ async def _paints(executable: str, base: str, size: str, loads: int) -> dict[str
                 context = await browser.new_context(viewport=SIZES[size], is_mobile=size == "phone",
                                                     has_touch=size == "phone")
                 page = await context.new_page()
+                # The new tab's own start-up (its renderer, its blank page) done first, as when a
+                # reader follows a link in a tab that is already open.
+                await asyncio.sleep(SETTLE_S)
                 await page.goto(f"{base}/{path}", wait_until="load")
                 first, text = await page.evaluate(PAINT_JS)
                 paints[path].append(first)

@@ -59,6 +59,17 @@ PREFIX = urlsplit(PUBLISHED).path        # /<path>/: where the host serves the s
 NAVIGATION_TIMEOUT_MS = 90_000
 ACTION_TIMEOUT_MS = 30_000
 
+# A page attaches its stylesheets and scripts once its first paint with text has been presented
+# (_ext/first_paint.py), so its load event can come before them: a test that reads a page as its
+# reader sees it, styled and with its scripts run, waits for them as well.
+ASSETS_LOADED_JS = "() => !document.documentElement.hasAttribute('data-assets-loading')"
+
+
+async def assets_loaded(page) -> None:
+    """Until every stylesheet and script the page attaches after its first paint has loaded or
+    failed (at once on a page that attaches none)."""
+    await page.wait_for_function(ASSETS_LOADED_JS, timeout=ACTION_TIMEOUT_MS)
+
 # No console error is allowed. The three that a stock Jupyter Book 1 page logs have their causes
 # removed in the build: the doubled thebe script (_ext/inline_scripts_once.py), "Got invalid theme
 # mode" (html_context's default_mode in _config.yml) and the favicon 404 (html.favicon).
@@ -617,6 +628,7 @@ async def _browse(executable: str, base: str, paths: list[str]) -> dict:
                 elif visit.expect_status == 404:
                     found["not_found"] = await page.evaluate(NOT_FOUND_JS)
                 else:
+                    await assets_loaded(page)
                     await check_page(page, visit.path)
             finally:
                 visit.left = True

@@ -15,7 +15,8 @@ import asyncio
 import pytest
 
 from browser import LAUNCH_ARGS, chromium_or_skip
-from test_site import ACTION_TIMEOUT_MS, NAVIGATION_TIMEOUT_MS, SCENARIO_PAGES, _other_hosts, server, site  # noqa: F401
+from test_site import (ACTION_TIMEOUT_MS, NAVIGATION_TIMEOUT_MS, SCENARIO_PAGES, _other_hosts,  # noqa: F401
+                       assets_loaded, server, site)
 
 LAPTOP = {"width": 1366, "height": 768}
 PHONE = {"width": 390, "height": 844}
@@ -66,6 +67,7 @@ async def _try(context, base: str, viewport: str, scheme: str, path: str) -> lis
     await page.set_viewport_size(LAPTOP if viewport == "laptop" else PHONE)
     await page.emulate_media(color_scheme=scheme)
     await page.goto(f"{base}/{path}", timeout=NAVIGATION_TIMEOUT_MS)
+    await assets_loaded(page)   # the theme's script sets data-theme when it runs, book.css the ring
     await page.evaluate("s => { document.documentElement.dataset.theme = s; }", scheme)
     await page.wait_for_selector(".MCButton", timeout=ACTION_TIMEOUT_MS)
     where = f"{path} ({viewport}, {scheme})"

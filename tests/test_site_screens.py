@@ -29,7 +29,7 @@ from browser import LAUNCH_ARGS, chromium_or_skip
 from screens_js import (AXE_JS, CODE_LINES_JS, DECISION_START_JS, FIRST_SCREEN_JS, FOCUS_RING_JS,
                         MAGNIFIER_JS, NOT_FOUND_JS, PHONE_JS, RESULTS_JS, SEARCH_DONE_JS, SNIPPETS_JS,
                         VIEWER_JS, WEIGHT_JS)
-from test_site import (ACTION_TIMEOUT_MS, NAVIGATION_TIMEOUT_MS, ROOT, _other_hosts, pages,  # noqa: F401
+from test_site import (ACTION_TIMEOUT_MS, NAVIGATION_TIMEOUT_MS, ROOT, _other_hosts, assets_loaded, pages,  # noqa: F401
                        server, site)
 
 AXE = ROOT / "tests" / "vendor" / "axe-core" / "axe.min.js"
@@ -77,7 +77,9 @@ class Found:
 
 
 async def _settle(page) -> None:
-    """Until the page's network has been quiet (fonts and pictures may come after the load event)."""
+    """Until the page's stylesheets and scripts have loaded and its network has been quiet (fonts
+    and pictures may come after the load event)."""
+    await assets_loaded(page)
     try:
         await page.wait_for_load_state("networkidle", timeout=ACTION_TIMEOUT_MS)
     except Exception:  # a bound, not a wait: the weight is then what had arrived
@@ -391,6 +393,7 @@ async def _open_page(context, base: str, path: str, scheme: str):
     await page.route(_other_hosts(base), lambda route: route.abort())
     await page.emulate_media(color_scheme=scheme)
     await page.goto(f"{base}/{path}", wait_until="load")
+    await assets_loaded(page)   # the theme's script sets data-theme when it runs
     await page.evaluate(f"() => {{ document.documentElement.dataset.theme = '{scheme}'; }}")
     await page.add_style_tag(content="*, *::before, *::after { transition: none !important; }")
     return page
@@ -574,60 +577,79 @@ def test_the_magnifier_leaves_the_query_readable(frame):
 # The landing page's first paint waits for no file: how much sooner it paints than before is
 # measured by `make bench` (scripts/first_paint.py, which says why that is not a timed test).
 
-def test_the_landing_page_head_blocks_its_first_paint_on_no_file(site):
-    """In the landing page's <head>: no stylesheet link outside <noscript> (they are attached by a
-    script once the text has been painted, behind inline critical rules), and every external
-    script deferred or async: 13 blocking stylesheets and 9 synchronous scripts before."""
+def _must_start_before_parsed(script: Path) -> bool:
+    """A script that listens for DOMContentLoaded without asking document.readyState first: it
+    must run before that event, so the page keeps it deferred (_ext/first_paint.py)."""
+    text = script.read_text(errors="replace")
+    return "DOMContentLoaded" in text and "readyState" not in text
+
+
+def test_the_landing_page_html_asks_for_no_file_before_its_first_paint(site):
+    """In the landing page's HTML: no stylesheet link outside <noscript> and no external script
+    (they are attached by a script once the text has been painted, behind inline critical rules in
+    the head), but deferred ones that must run before DOMContentLoaded. Before: 13 blocking
+    stylesheets and 9 synchronous scripts; then 12 deferred scripts, fetched while the page was
+    parsed, two of them run before its first frame and the rest while it was drawn."""
     from html.parser import HTMLParser
 
-    class Head(HTMLParser):
+    class Page(HTMLParser):
         def __init__(self):
             super().__init__()
-            self.depth_noscript, self.in_head, self.blocking, self.critical = 0, True, [], False
+            self.depth_noscript, self.in_head, self.early, self.critical = 0, True, [], False
 
         def handle_starttag(self, tag, attrs):
             attrs = dict(attrs)
             if tag == "body":
                 self.in_head = False
-            if not self.in_head:
-                return
             if tag == "noscript":
                 self.depth_noscript += 1
-            elif tag == "style" and "data-critical-css" in attrs:
+            elif tag == "style" and "data-critical-css" in attrs and self.in_head:
                 self.critical = True
             elif self.depth_noscript:
                 return
             elif tag == "link" and attrs.get("rel") == "stylesheet":
-                self.blocking.append(f"stylesheet {attrs.get('href')}")
-            elif tag == "script" and attrs.get("src") and "defer" not in attrs and "async" not in attrs:
-                self.blocking.append(f"script {attrs['src']}")
+                self.early.append(f"stylesheet {attrs.get('href')}")
+            elif tag == "script" and attrs.get("src"):
+                file = site / attrs["src"].split("?")[0]
+                if "defer" not in attrs or not file.is_file() or not _must_start_before_parsed(file):
+                    self.early.append(f"script {attrs['src']}")
 
         def handle_endtag(self, tag):
             if tag == "noscript" and self.depth_noscript:
                 self.depth_noscript -= 1
 
-    head = Head()
-    head.feed((site / LANDING).read_text())
-    assert head.blocking == [], "the landing page's first paint waits for:\n" + "\n".join(head.blocking)
-    assert head.critical, "no critical rules inline for the first screen"
+    page = Page()
+    page.feed((site / LANDING).read_text())
+    assert page.early == [], "the landing page's HTML asks for these before its first paint:\n" + "\n".join(page.early)
+    assert page.critical, "no critical rules inline for the first screen"
 
 
-# What the landing page has when its first paint with text is presented, and when it has loaded: the
-# first paint's and first contentful paint's times, the earliest request of a stylesheet, when
-# DOMContentLoaded began; then whether the critical rules are gone and how many sheets apply.
+# What the landing page has asked for when its first paint with text is presented (its first
+# paint's and first contentful paint's times, each file requested before then, and the deferred
+# scripts of its HTML); then, once all it attaches has loaded, whether the critical rules are gone
+# and how many sheets apply.
 LOADING_ORDER_JS = """
 async () => {
   const paint = () => Object.fromEntries(performance.getEntriesByType("paint").map(e => [e.name, e.startTime]));
   if (!("first-contentful-paint" in paint()))
     await new Promise(resolve => new PerformanceObserver(list => {
       if (list.getEntriesByName("first-contentful-paint").length) resolve(); }).observe({type: "paint", buffered: true}));
-  const sheets = performance.getEntriesByType("resource").filter(r => new URL(r.name).pathname.endsWith(".css"));
-  return {paint: paint(), firstSheetRequest: Math.min(...sheets.map(r => r.startTime)), sheets: sheets.length,
-          domContentLoaded: performance.getEntriesByType("navigation")[0].domContentLoadedEventStart,
-          critical: document.documentElement.hasAttribute("data-css-loading"),
-          applied: document.styleSheets.length};
+  const fcp = paint()["first-contentful-paint"];
+  const early = performance.getEntriesByType("resource").filter(r => r.startTime < fcp).map(r => new URL(r.name).pathname);
+  // The browser's own request of the page's icon (made after the load event, which a page whose
+  // files are attached after its first paint can reach before it) and deferred scripts.
+  const deferred = Array.from(document.querySelectorAll("script[defer][src], link[rel~=icon]"))
+    .map(e => new URL(e.src || e.href).pathname);
+  return {paint: paint(), early, deferred,
+          domContentLoaded: performance.getEntriesByType("navigation")[0].domContentLoadedEventStart};
 }
 """
+LOADED_JS = """() => {
+  const requested = ending => performance.getEntriesByType("resource").filter(r => new URL(r.name).pathname.endsWith(ending)).length;
+  return {sheets: requested(".css"), scripts: requested(".js"),
+          critical: document.documentElement.hasAttribute("data-css-loading"), applied: document.styleSheets.length,
+          theme: typeof bootstrap !== "undefined" && typeof Documentation !== "undefined"};
+}"""
 
 
 async def _loading_order(executable: str, base: str) -> dict[str, dict]:
@@ -643,19 +665,22 @@ async def _loading_order(executable: str, base: str) -> dict[str, dict]:
             page = await context.new_page()
             await page.goto(f"{base}/{LANDING}", wait_until="load")
             found[size] = await page.evaluate(LOADING_ORDER_JS)
+            await assets_loaded(page)
+            found[size].update(await page.evaluate(LOADED_JS))
             await context.close()
         await browser.close()
     return found
 
 
-def test_the_landing_page_paints_its_text_before_it_asks_for_a_stylesheet(site, server):
-    """Loaded afresh on a laptop and a phone: no stylesheet is requested before the first paint
-    that shows text (first contentful paint) has been presented, unless the page was parsed first
-    (DOMContentLoaded, which attaches them so that the load event waits for them); by the load
-    event every stylesheet applies and the critical rules are gone. Before, the stylesheets were
-    requested at the first frame, and fetched and parsed while it was still being drawn."""
+def test_the_landing_page_asks_for_nothing_before_its_text_is_painted(site, server):
+    """Loaded afresh on a laptop and a phone: no stylesheet and no script is requested before the
+    first paint that shows text (first contentful paint) has been presented, but the deferred
+    scripts that must run before DOMContentLoaded (and the icon, which the browser may ask for
+    then); once what the page attaches has loaded, every
+    stylesheet applies, the theme's scripts have run and the critical rules are gone. Before, the
+    page's twelve deferred scripts were requested while it was parsed (and the stylesheets as well
+    where it was parsed before its first paint)."""
     for size, f in asyncio.run(_loading_order(chromium_or_skip(), server)).items():
-        fcp = f["paint"]["first-contentful-paint"]
-        assert f["sheets"] >= 13, (size, f)
-        assert f["firstSheetRequest"] >= min(fcp, f["domContentLoaded"]), (size, f)
-        assert not f["critical"] and f["applied"] >= 13, (size, f)
+        assert set(f["early"]) <= set(f["deferred"]), (size, f)
+        assert f["sheets"] >= 13 and f["scripts"] >= 10, (size, f)
+        assert not f["critical"] and f["applied"] >= 13 and f["theme"], (size, f)
