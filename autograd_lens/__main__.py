@@ -326,7 +326,7 @@ def _watching(teller: Teller, watching: list, counter: CallCounter | None) -> li
     else runs on each call: the optimizer steps before the failure are the replay's)."""
     from .watch import Watch
 
-    watching.append(Watch(on_failure=teller.failed, on_repeat=teller.repeated,
+    watching.append(Watch(on_failure=teller.failed, on_repeat=teller.repeated, recording=False,
                           on_outputs=counter.keep if counter is not None else None))
     return watching[-1:]
 

@@ -14,8 +14,9 @@ again in a second process under :class:`Recording`, which asks PyTorch while thi
 * the function through which backward and ``autograd.grad`` run the engine is wrapped: each
   call is kept (its line, whether it kept the graph, its roots), and the one that fails with
   the freed-graph or in-place error is explained from what was kept
-  (:mod:`autograd_lens.record_evidence`), written as JSON to ``spec["record"]``, and the program
-  is stopped there;
+  (:mod:`autograd_lens.record_evidence`), written as JSON to ``spec["record"]``, the watch
+  of the same run explains it with every earlier call recorded (its finding written to
+  ``spec["finding"]``: the first run records none), and the program is stopped there;
 * torch.optim's global step hooks keep every optimizer step.
 
 Recording is heavy (a Python call per operation): it only ever runs in the replay.
@@ -292,8 +293,11 @@ class Recording:
     :func:`autograd_lens.record_evidence.evidence`) is written as JSON to ``spec["record"]``
     and the program is stopped there (``verify._Enough``)."""
 
-    def __init__(self, spec: dict) -> None:
+    def __init__(self, spec: dict, watch: Any = None) -> None:
         self.path = spec["record"]
+        # The watch of the same run (see autograd_lens.watch): at the failure, its finding,
+        # made with every earlier call recorded, is written to spec["finding"] too.
+        self.watch, self.finding_path = watch, spec.get("finding")
         self.failing = spec.get("limit")  # the number of the call that failed in the first run
         self.log = Log()
         self._mode = _Recorder(self.log)
@@ -338,6 +342,10 @@ class Recording:
         found = evidence(self.log, error, outputs, site, sys._getframe(2))
         with open(self.path, "w", encoding="utf-8") as handle:
             json.dump(found, handle)
+        if self.watch is not None and self.finding_path:
+            from .replay_run import dump_finding
+
+            dump_finding(self.watch.explained_here(error, outputs), self.finding_path)
         raise _Enough
 
     def __enter__(self) -> "Recording":

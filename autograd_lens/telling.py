@@ -301,6 +301,11 @@ class Teller:
         if self.finding is None:
             return
         said = self.text
+        # The replay's own finding, made with the earlier calls that the first run does not
+        # record (see autograd_lens.replay_run), when it made one.
+        replayed = getattr(evidence, "finding", None)
+        if replayed is not None:
+            self.finding = replayed
         self.finding = amend(self.finding, evidence, why_not)
         self._made()
         self.write()
