@@ -36,6 +36,9 @@ _PLAIN = (torch.Tensor, torch.nn.Parameter)  # not the fake tensors of a compile
 _LEAF_SEQUENCE = 2 ** 63  # AccumulateGrad nodes carry the largest number: never "old"
 
 
+UNKNOWN = ("", 0, 0)  # the place of a call not recorded (the command's first run keeps none)
+
+
 class Call(NamedTuple):
     """One finished call of ``backward`` or ``autograd.grad``.
 
@@ -44,7 +47,8 @@ class Call(NamedTuple):
         sequence: the largest sequence number among their nodes.
         retained: True when it kept the graph (``retain_graph`` or ``create_graph``).
         kind: ``"backward"`` or ``"grad"``.
-        where: (file, first line of the function, line) of the user's code that called it.
+        where: (file, first line of the function, line) of the user's code that called it
+            (:data:`UNKNOWN` when not recorded).
         on_parameters: for ``grad``, whether every input was an ``nn.Parameter`` (an inner
             gradient step on the weights, as in meta-learning).
         cell: in a notebook, the number of the cell's run that made the call (a cell run

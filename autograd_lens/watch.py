@@ -28,7 +28,8 @@ import torch
 
 from .errors import error_kind
 from .candidates import NOT_USERS
-from .history import History, as_call, make_call, start_recording, stop_recording, user_frame
+from .history import (UNKNOWN, History, as_call, make_call, start_recording, stop_recording,
+                      user_frame)
 from .situation import Finding, explain
 from .unseen import without_ours
 
@@ -203,11 +204,16 @@ class Watch:
         return running
 
     def _wrap_light(self, original: Callable) -> Callable:
-        """The wrapper of the command's first run: the call, counted; a failure explained."""
-        watch = self
+        """The wrapper of the command's first run: the call, counted, and kept as the sequence
+        number its thread had reached (every node made before the call has a smaller one),
+        whether it kept its graph and its kind, in the main thread; not where it was made (that
+        costs a microsecond: the replay records it). A failure is explained."""
+        watch, records, main_id = self, self.history.records, self._main_id
+        get_ident, reached = threading.get_ident, torch._C._autograd._get_sequence_nr
 
         @functools.wraps(original)
         def counting(outputs, *args, **kwargs):
+            number = reached() - 1
             try:
                 result = original(outputs, *args, **kwargs)
             except BaseException as error:  # as in the recording wrapper, below
@@ -220,6 +226,10 @@ class Watch:
                         raise
                 raise
             watch.count += 1
+            if get_ident() == main_id:
+                grad = kwargs.get("accumulate_grad", True) is False
+                records.append(((), number, bool(args[1] or args[2]) if len(args) > 2 else False,
+                                "grad" if grad else "backward", UNKNOWN, False, 0))
             return result
         self._code = counting.__code__
         return counting
