@@ -28,6 +28,7 @@ import collections
 import json
 import os
 import sys
+import types
 from array import array
 from typing import Any
 
@@ -134,7 +135,9 @@ def _names(frame: Any, key: int | None) -> tuple[str, ...]:
     if key is None:
         return ()
     found = []
-    for name, value in list(frame.f_locals.items()):
+    values = [(name, value) for name, value in list(frame.f_locals.items())
+              if not isinstance(value, _NOT_HOLDERS)]
+    for name, value in values:
         if isinstance(value, torch.Tensor):
             if storage_key(value) == key:
                 found.append(name)
@@ -146,15 +149,34 @@ def _names(frame: Any, key: int | None) -> tuple[str, ...]:
         found += [f"{name}.{attribute}" for attribute, item in inner.items()
                   if isinstance(item, torch.Tensor) and storage_key(item) == key]
     if not found:  # a parameter or buffer of a module below: self.entities.weight, net[2].weight
-        for name, value in list(frame.f_locals.items()):
+        for name, value in values:
             modules = [(name, value)] if isinstance(value, torch.nn.Module) else [
                 (f"{name}.{a}", v) for a, v in (vars(value).items() if hasattr(value, "__dict__")
                                                 and not isinstance(value, type) else ())
                 if isinstance(v, torch.nn.Module)]
             for path, module in modules:
-                found += [path + _path(inner) for inner, item in _tensors_of(module)
-                          if storage_key(item) == key]
+                found += [path + _path(inner) for inner in _storages_of(module).get(key, ())]
     return tuple(dict.fromkeys(found))
+
+
+# Locals that hold no tensor of the program's: modules of Python's, classes, functions.
+_NOT_HOLDERS = (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType,
+                types.MethodType)
+_STORAGES: dict[int, tuple[Any, dict[int, list[str]]]] = {}
+
+
+def _storages_of(module: Any) -> dict[int, list[str]]:
+    """A module's parameters and buffers, every level down, by storage: their qualified names.
+    Listed once per module in a replay (an optimizer's step and most writes keep a tensor's
+    storage; a module given a new parameter object later is named by its first listing)."""
+    kept = _STORAGES.get(id(module))
+    if kept is not None and kept[0] is module:
+        return kept[1]
+    by_storage: dict[int, list[str]] = {}
+    for inner, item in _tensors_of(module):
+        by_storage.setdefault(storage_key(item), []).append(inner)
+    _STORAGES[id(module)] = (module, by_storage)
+    return by_storage
 
 
 def _running_module(frame: Any, user: Any) -> Any:

@@ -495,6 +495,10 @@ def _serve(setup: dict) -> None:
     out = sys.stderr
     out.write(READY)
     out.flush()
+    # What the replay's recording imports on its first operation (torch's dispatch modes run
+    # outside its compiler, which takes seconds to import): here, while the first run goes on.
+    with contextlib.suppress(Exception):
+        import torch._dynamo  # noqa: F401
     for line in sys.stdin:
         spec = json.loads(line)
         run_folder = os.path.join(folder, f"run_{spec.get('run', 0)}")
