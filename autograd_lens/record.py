@@ -320,6 +320,7 @@ class Recording:
         # The watch of the same run (see autograd_lens.watch): at the failure, its finding,
         # made with every earlier call recorded, is written to spec["finding"] too.
         self.watch, self.finding_path = watch, spec.get("finding")
+        self.written = False  # the evidence, at the failing call (an inner one when nested)
         self.failing = spec.get("limit")  # the number of the call that failed in the first run
         self.log = Log()
         self._mode = _Recorder(self.log)
@@ -354,16 +355,21 @@ class Recording:
 
     def failed(self, error: RuntimeError, outputs: Any, site: int) -> None:
         """Write the evidence of the failing call, then stop the program; a failure at
-        another call (one the program catches, as in a smoke test) goes on as it would."""
+        another call (one the program catches, as in a smoke test) goes on as it would. A
+        backward run by another (a custom Function's ``autograd.grad``) gives the evidence, and
+        the outer one, when the error reaches it, the finding (as in the first run)."""
         from .record_evidence import evidence
         from .verify import _Enough
 
         if self.failing is not None and self.log.backward_count + 1 != self.failing:
             return
-
-        found = evidence(self.log, error, outputs, site, sys._getframe(2))
-        with open(self.path, "w", encoding="utf-8") as handle:
-            json.dump(found, handle)
+        if not self.written:
+            found = evidence(self.log, error, outputs, site, sys._getframe(2))
+            with open(self.path, "w", encoding="utf-8") as handle:
+                json.dump(found, handle)
+            self.written = True
+        if self.log.depth > 1:
+            return
         if self.watch is not None and self.finding_path:
             from .replay_run import dump_finding
 
