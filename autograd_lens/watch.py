@@ -20,6 +20,7 @@ calls running in it.
 from __future__ import annotations
 
 import functools
+import os
 import sys
 import threading
 from typing import Any, Callable
@@ -28,7 +29,7 @@ import torch
 
 from .errors import error_kind
 from .candidates import NOT_USERS
-from .history import (UNKNOWN, History, as_call, make_call, start_recording, stop_recording,
+from .history import (PLAIN, UNKNOWN, History, as_call, make_call, start_recording, stop_recording,
                       user_frame)
 from .situation import Finding, explain
 from .unseen import without_ours
@@ -207,9 +208,11 @@ class Watch:
         """The wrapper of the command's first run: the call, counted, and kept as the sequence
         number its thread had reached (every node made before the call has a smaller one),
         whether it kept its graph and its kind, in the main thread; not where it was made (that
-        costs a microsecond: the replay records it). A failure is explained."""
+        costs a microsecond: the replay records it); not a call that PyTorch makes itself on
+        tensors of its own (``torch.compile``'s tracing). A failure is explained."""
         watch, records, main_id = self, self.history.records, self._main_id
         get_ident, reached = threading.get_ident, torch._C._autograd._get_sequence_nr
+        plain = PLAIN  # not a compiler's tracing, on tensors of its own
 
         @functools.wraps(original)
         def counting(outputs, *args, **kwargs):
@@ -226,7 +229,7 @@ class Watch:
                         raise
                 raise
             watch.count += 1
-            if get_ident() == main_id:
+            if get_ident() == main_id and outputs and type(outputs[0]) in plain:
                 grad = kwargs.get("accumulate_grad", True) is False
                 records.append(((), number, bool(args[1] or args[2]) if len(args) > 2 else False,
                                 "grad" if grad else "backward", UNKNOWN, False, 0))
@@ -288,9 +291,28 @@ class Watch:
         torch.autograd._engine_run_backward = self._wrap(original)
         if self.recording:
             self._saved += start_recording(self.history, lambda: self._state().history)
+        else:
+            self._active = True
+            if not self._forks_watched:  # (a handler cannot be removed: one per watch)
+                self._forks_watched = True
+                os.register_at_fork(after_in_child=self._record_in_child)
         return self
 
+    _active = _forks_watched = False
+
+    def _record_in_child(self) -> None:
+        """In a child the program forks (which is not replayed), every call from now on is
+        recorded, as a program's own ``Watch()`` records it."""
+        if not self._active or self.recording or \
+                torch.autograd._engine_run_backward.__code__ is not self._code:
+            return
+        self.recording = True
+        original = self._saved[0][2]
+        torch.autograd._engine_run_backward = self._wrap(original)
+        self._saved += start_recording(self.history, lambda: self._state().history)
+
     def __exit__(self, *exc_info: Any) -> None:
+        self._active = False
         stop_recording(self.history)
         while self._saved:
             owner, name, original = self._saved.pop()
