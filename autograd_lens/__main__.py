@@ -285,8 +285,8 @@ def main(argv: list[str] | None = None) -> int:
     child = False  # this is a child the program forked (os.fork), ending as the program does
     try:
         code, ending, uncaught = _first_run(
-            OnTorch(lambda: _watching(teller, watching, counter)), options.module, target,
-            Spawning(teller.pid, teller.children, os.getcwd()))
+            OnTorch(lambda: _watching(teller, watching, counter, not replaying)), options.module,
+            target, Spawning(teller.pid, teller.children, os.getcwd()))
         child = os.getpid() != teller.pid
         ended_by_it = uncaught is not None and bool(watching) and \
             watching[0].explains(uncaught) and not child
@@ -330,14 +330,17 @@ def main(argv: list[str] | None = None) -> int:
     return code
 
 
-def _watching(teller: Teller, watching: list, counter: CallCounter | None) -> list:
+def _watching(teller: Teller, watching: list, counter: CallCounter | None,
+              recording: bool = False) -> list:
     """The watch, made once the program imports torch (kept in ``watching``: its count of
     calls is the failing call's number); at the failure it hands the failing call's outputs to
     ``counter``, which keeps the parameters that the runs of the edits compare with (nothing
-    else runs on each call: the optimizer steps before the failure are the replay's)."""
+    else runs on each call: the optimizer steps before the failure are the replay's). It keeps
+    where each call was made only when ``recording`` (no replay will: under a distributed
+    launcher)."""
     from .watch import Watch
 
-    watching.append(Watch(on_failure=teller.failed, on_repeat=teller.repeated,
+    watching.append(Watch(on_failure=teller.failed, on_repeat=teller.repeated, recording=recording,
                           on_outputs=counter.keep if counter is not None else None))
     return watching[-1:]
 

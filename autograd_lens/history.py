@@ -32,8 +32,11 @@ LIBRARY_DIRS = (os.path.dirname(torch.__file__) + os.sep, os.path.dirname(os.pat
 # so that a framework's wrapper (accelerator.backward(loss)) is recorded where the user called it.
 _CALLERS_SKIP = LIBRARY_DIRS + tuple(
     {os.path.join(sysconfig.get_paths()[k], "") for k in ("purelib", "platlib")})
-_PLAIN = (torch.Tensor, torch.nn.Parameter)  # not the fake tensors of a compiler's tracing
+PLAIN = (torch.Tensor, torch.nn.Parameter)  # not the fake tensors of a compiler's tracing
 _LEAF_SEQUENCE = 2 ** 63  # AccumulateGrad nodes carry the largest number: never "old"
+
+
+UNKNOWN = ("", 0, 0)  # the place of a call not recorded (the command's first run keeps none)
 
 
 class Call(NamedTuple):
@@ -44,7 +47,8 @@ class Call(NamedTuple):
         sequence: the largest sequence number among their nodes.
         retained: True when it kept the graph (``retain_graph`` or ``create_graph``).
         kind: ``"backward"`` or ``"grad"``.
-        where: (file, first line of the function, line) of the user's code that called it.
+        where: (file, first line of the function, line) of the user's code that called it
+            (:data:`UNKNOWN` when not recorded).
         on_parameters: for ``grad``, whether every input was an ``nn.Parameter`` (an inner
             gradient step on the weights, as in meta-learning).
         cell: in a notebook, the number of the cell's run that made the call (a cell run
@@ -87,14 +91,14 @@ def make_call(roots: Any, retained: bool, kind: str, inputs: Any = None,
     ``cells``: in a notebook, the number of each cell's latest run, by the cell's file.
     ``depth``: how far up from here the user's frame can be (the frames between are passed
     over unread: Python builds a frame object only for a frame that is read)."""
-    if type(roots) in _PLAIN:  # the usual loss.backward(): the short way
+    if type(roots) in PLAIN:  # the usual loss.backward(): the short way
         node = roots.grad_fn
         if node is None:
             return None
         number = node._sequence_nr()
         refs = (number,)
     else:
-        tensors = [t for t in as_tensors(roots) if t.grad_fn is not None and type(t) in _PLAIN]
+        tensors = [t for t in as_tensors(roots) if t.grad_fn is not None and type(t) in PLAIN]
         if not tensors:
             return None
         refs = tuple(t.grad_fn._sequence_nr() for t in tensors)

@@ -14,8 +14,9 @@ again in a second process under :class:`Recording`, which asks PyTorch while thi
 * the function through which backward and ``autograd.grad`` run the engine is wrapped: each
   call is kept (its line, whether it kept the graph, its roots), and the one that fails with
   the freed-graph or in-place error is explained from what was kept
-  (:mod:`autograd_lens.record_evidence`), written as JSON to ``spec["record"]``, and the program
-  is stopped there;
+  (:mod:`autograd_lens.record_evidence`), written as JSON to ``spec["record"]``, the watch
+  of the same run explains it with every earlier call recorded (its finding written to
+  ``spec["finding"]``: the first run records none), and the program is stopped there;
 * torch.optim's global step hooks keep every optimizer step.
 
 Recording is heavy (a Python call per operation): it only ever runs in the replay.
@@ -27,6 +28,7 @@ import collections
 import json
 import os
 import sys
+import types
 from array import array
 from typing import Any
 
@@ -133,7 +135,9 @@ def _names(frame: Any, key: int | None) -> tuple[str, ...]:
     if key is None:
         return ()
     found = []
-    for name, value in list(frame.f_locals.items()):
+    values = [(name, value) for name, value in list(frame.f_locals.items())
+              if not isinstance(value, _NOT_HOLDERS)]
+    for name, value in values:
         if isinstance(value, torch.Tensor):
             if storage_key(value) == key:
                 found.append(name)
@@ -145,15 +149,34 @@ def _names(frame: Any, key: int | None) -> tuple[str, ...]:
         found += [f"{name}.{attribute}" for attribute, item in inner.items()
                   if isinstance(item, torch.Tensor) and storage_key(item) == key]
     if not found:  # a parameter or buffer of a module below: self.entities.weight, net[2].weight
-        for name, value in list(frame.f_locals.items()):
+        for name, value in values:
             modules = [(name, value)] if isinstance(value, torch.nn.Module) else [
                 (f"{name}.{a}", v) for a, v in (vars(value).items() if hasattr(value, "__dict__")
                                                 and not isinstance(value, type) else ())
                 if isinstance(v, torch.nn.Module)]
             for path, module in modules:
-                found += [path + _path(inner) for inner, item in _tensors_of(module)
-                          if storage_key(item) == key]
+                found += [path + _path(inner) for inner in _storages_of(module).get(key, ())]
     return tuple(dict.fromkeys(found))
+
+
+# Locals that hold no tensor of the program's: modules of Python's, classes, functions.
+_NOT_HOLDERS = (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType,
+                types.MethodType)
+_STORAGES: dict[int, tuple[Any, dict[int, list[str]]]] = {}
+
+
+def _storages_of(module: Any) -> dict[int, list[str]]:
+    """A module's parameters and buffers, every level down, by storage: their qualified names.
+    Listed once per module in a replay (an optimizer's step and most writes keep a tensor's
+    storage; a module given a new parameter object later is named by its first listing)."""
+    kept = _STORAGES.get(id(module))
+    if kept is not None and kept[0] is module:
+        return kept[1]
+    by_storage: dict[int, list[str]] = {}
+    for inner, item in _tensors_of(module):
+        by_storage.setdefault(storage_key(item), []).append(inner)
+    _STORAGES[id(module)] = (module, by_storage)
+    return by_storage
 
 
 def _running_module(frame: Any, user: Any) -> Any:
@@ -292,8 +315,12 @@ class Recording:
     :func:`autograd_lens.record_evidence.evidence`) is written as JSON to ``spec["record"]``
     and the program is stopped there (``verify._Enough``)."""
 
-    def __init__(self, spec: dict) -> None:
+    def __init__(self, spec: dict, watch: Any = None) -> None:
         self.path = spec["record"]
+        # The watch of the same run (see autograd_lens.watch): at the failure, its finding,
+        # made with every earlier call recorded, is written to spec["finding"] too.
+        self.watch, self.finding_path = watch, spec.get("finding")
+        self.written = False  # the evidence, at the failing call (an inner one when nested)
         self.failing = spec.get("limit")  # the number of the call that failed in the first run
         self.log = Log()
         self._mode = _Recorder(self.log)
@@ -328,16 +355,25 @@ class Recording:
 
     def failed(self, error: RuntimeError, outputs: Any, site: int) -> None:
         """Write the evidence of the failing call, then stop the program; a failure at
-        another call (one the program catches, as in a smoke test) goes on as it would."""
+        another call (one the program catches, as in a smoke test) goes on as it would. A
+        backward run by another (a custom Function's ``autograd.grad``) gives the evidence, and
+        the outer one, when the error reaches it, the finding (as in the first run)."""
         from .record_evidence import evidence
         from .verify import _Enough
 
         if self.failing is not None and self.log.backward_count + 1 != self.failing:
             return
+        if not self.written:
+            found = evidence(self.log, error, outputs, site, sys._getframe(2))
+            with open(self.path, "w", encoding="utf-8") as handle:
+                json.dump(found, handle)
+            self.written = True
+        if self.log.depth > 1:
+            return
+        if self.watch is not None and self.finding_path:
+            from .replay_run import dump_finding
 
-        found = evidence(self.log, error, outputs, site, sys._getframe(2))
-        with open(self.path, "w", encoding="utf-8") as handle:
-            json.dump(found, handle)
+            dump_finding(self.watch.explained_here(error, outputs), self.finding_path)
         raise _Enough
 
     def __enter__(self) -> "Recording":

@@ -48,17 +48,23 @@ def _stale(order: list[Any], kind: str) -> list[tuple[Any, str]]:
     return stale_nodes(order, "modified" if kind == "modified" else "freed")
 
 
-def _freed_by(log: Log, node: Any) -> dict | None:
+def _freed_by(log: Log, node: Any, reached: dict[int, set] | None = None) -> dict | None:
     """The first backward call made after ``node`` that did not keep its graph and went
-    through ``node`` (its roots are kept for the newest calls); None when none is known."""
+    through ``node`` (its roots are kept for the newest calls); None when none is known.
+    ``reached``: the nodes each kept call's graph holds, by call number, filled as needed (one
+    walk per call, however many nodes are asked about)."""
     number = node._sequence_nr()
     roots = dict(log.roots)
+    reached = {} if reached is None else reached
     for call in log.backwards:
         if call["retained"] or call["sequence"] <= number:
             continue
         kept = roots.get(call["number"])
-        if kept is not None and not _reaches(kept, node, number):
-            continue
+        if kept is not None:
+            if call["number"] not in reached:
+                reached[call["number"]] = _graph(kept)
+            if node not in reached[call["number"]]:
+                continue
         return {"number": call["number"], **log.sites.resolve(call["site"]),
                 "known": kept is not None}
     return None
@@ -77,6 +83,17 @@ def _reaches(starts: list[Any], target: Any, floor: int) -> bool:
         seen.add(node)
         todo += children(node)
     return False
+
+
+def _graph(starts: list[Any]) -> set:
+    """Every node of the graph of ``starts``."""
+    seen, todo = set(), list(starts)
+    while todo:
+        node = todo.pop()
+        if node not in seen:
+            seen.add(node)
+            todo += children(node)
+    return seen
 
 
 def _first_write(log: Log, facts: dict, number: int) -> tuple | None:
@@ -199,8 +216,9 @@ def evidence(log: Log, error: BaseException, outputs: Any, site: int, frame: Any
     roots = [t.grad_fn for t in outputs if getattr(t, "grad_fn", None) is not None]
     order = breadth_first(roots)
     stale = _stale(order, kind)
+    reached: dict[int, set] = {}
     if kind == "freed":  # this call freed its own new nodes before meeting the old one
-        stale = [(n, s) for n, s in stale if _freed_by(log, n) is not None] or stale
+        stale = [(n, s) for n, s in stale if _freed_by(log, n, reached) is not None] or stale
     found: dict[str, Any] = {
         "kind": kind, "message": str(error).split("\n")[0], "call": log.backward_count + 1,
         "at": log.sites.resolve(site)["user"], "node": None, "write": None, "written": [],
@@ -217,7 +235,7 @@ def evidence(log: Log, error: BaseException, outputs: Any, site: int, frame: Any
     number = node._sequence_nr()
     found["node"] = {"name": node_name(node), "slot": slot, "built": _built(log, number)}
     if kind == "freed":
-        found["node"]["freed_by"] = _freed_by(log, node)
+        found["node"]["freed_by"] = _freed_by(log, node, reached)
     facts = _parsed(error) if kind == "modified" else None
     write = _first_write(log, facts, number) if facts else None
     if write is not None:

@@ -15,10 +15,14 @@ in the job's collectives for the other ranks (:func:`refusal` says so in one lin
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import json
 import os
+import pickle
 import subprocess
 from collections.abc import Mapping
+from typing import Any
 
 from .launched import distributed_launch
 from .verify import Rerun
@@ -34,12 +38,58 @@ def refusal(environ: Mapping[str, str]) -> str | None:
             "follows is read from the failure alone, a guess where it says so.\n")
 
 
+class Replayed(dict):
+    """The replay's evidence (a dict, as :mod:`autograd_lens.record_evidence` makes it), and in
+    :attr:`finding` the replay's own :class:`~autograd_lens.situation.Finding` of the failing
+    call: made, as the first run's is, from the program's frames there, but with every earlier
+    call recorded (None when it could not be made)."""
+
+    finding: Any = None
+
+
+class _Pickler(pickle.Pickler):
+    """A finding's pattern travels as its key in the catalogue (it holds the rules' functions)."""
+
+    def persistent_id(self, obj: Any) -> Any:
+        from .patterns import Pattern
+
+        return ("pattern", obj.key) if isinstance(obj, Pattern) else None
+
+
+class _Unpickler(pickle.Unpickler):
+    def persistent_load(self, pid: Any) -> Any:
+        from .report import PATTERNS
+
+        return PATTERNS[pid[1]]
+
+
+def dump_finding(finding: Any, path: str) -> None:
+    """Write ``finding`` (in the replay's process) for :func:`replay` to read; nothing when it
+    is None or cannot be written."""
+    if finding is None:
+        return
+    try:
+        with open(path, "wb") as handle:  # in the sandbox's folder
+            _Pickler(handle).dump(finding)
+    except Exception:  # noqa: BLE001 - the evidence is written already; the finding is extra
+        with contextlib.suppress(OSError):
+            os.remove(path)
+
+
+def _load_finding(path: str) -> Any:
+    try:
+        with open(path, "rb") as handle:
+            return _Unpickler(handle).load()
+    except Exception:  # noqa: BLE001 - no finding: the first run's is kept
+        return None
+
+
 def replay(module: str | None, target: list[str], calls_before: int, seconds: float | None,
-           rerun: Rerun | None = None, kind: str | None = None) -> dict | None:
+           rerun: Rerun | None = None, kind: str | None = None) -> Replayed | None:
     """Run the program again under recording, up to backward call ``calls_before + 1`` (the one
-    that failed), within ``seconds``; returns the evidence, or None when it did not fail the
-    same way (another call number, or another ``kind`` of error: ``"freed"`` or
-    ``"modified"``), or could not run."""
+    that failed), within ``seconds``; returns the evidence (and the replay's finding), or None
+    when it did not fail the same way (another call number, or another ``kind`` of error:
+    ``"freed"`` or ``"modified"``), or could not run."""
     own = rerun is None  # a process started here is closed here; one handed in stays open
     rerun = rerun or Rerun()
     try:  # the replay's files in the sandbox's folder, removed with it
@@ -49,7 +99,7 @@ def replay(module: str | None, target: list[str], calls_before: int, seconds: fl
         copy = os.path.join(rerun.folder, f"run_{rerun.runs}")  # the folder it runs in
         spec = {"files": {}, "module": module, "target": list(target),
                 "limit": calls_before + 1, "result": os.path.join(folder, "result.json"),
-                "record": record}
+                "record": record, "finding": os.path.join(folder, "finding.pickle")}
         try:
             rerun.run(spec, seconds)
         except subprocess.TimeoutExpired:
@@ -58,23 +108,41 @@ def replay(module: str | None, target: list[str], calls_before: int, seconds: fl
             return None
         with open(record, encoding="utf-8") as handle:
             found = json.load(handle)
+        finding = _load_finding(spec["finding"])
     finally:
         if own:
             rerun.close()
     if found.get("call") != calls_before + 1 or (kind is not None and found.get("kind") != kind):
         return None
-    return _as_original(found, copy, rerun.root)
+    replayed = Replayed(_as_original(found, copy, rerun.root))
+    replayed.finding = _as_original(finding, copy, rerun.root)
+    return replayed
 
 
-def _as_original(value: object, copy: str, root: str) -> object:
-    """``value`` with each ``"file"`` inside the run's copy of the folder named as the user's
-    own file (the copy's path is the sandbox's, gone with it)."""
-    if isinstance(value, list):
-        return [_as_original(item, copy, root) for item in value]
+def _as_original(value: Any, copy: str, root: str) -> Any:
+    """``value`` with each ``"file"`` (a dict's key, or a dataclass's field) inside the run's
+    copy of the folder named as the user's own file (the copy's path is the sandbox's, gone
+    with it)."""
+    from .patterns import Pattern
+
+    if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
+        return type(value)(_as_original(item, copy, root) for item in value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, (type, Pattern)):
+        changes = {f.name: _as_original(getattr(value, f.name), copy, root)
+                   for f in dataclasses.fields(value) if f.init}
+        if isinstance(changes.get("file"), str):
+            changes["file"] = _path(changes["file"], copy, root)
+        return dataclasses.replace(value, **changes)
     if not isinstance(value, dict):
         return value
     found = {key: _as_original(item, copy, root) for key, item in value.items()}
-    path = found.get("file")
-    if isinstance(path, str) and (path == copy or path.startswith(copy + os.sep)):
-        found["file"] = os.path.join(root, os.path.relpath(path, copy))
+    if isinstance(found.get("file"), str):
+        found["file"] = _path(found["file"], copy, root)
     return found
+
+
+def _path(path: str, copy: str, root: str) -> str:
+    """A path inside the run's copy, as the user's own; any other as it is."""
+    if path == copy or path.startswith(copy + os.sep):
+        return os.path.join(root, os.path.relpath(path, copy))
+    return path

@@ -161,8 +161,9 @@ class Report:
         if len(self.frontier) > 5:
             lines.append(f"  - ... and {len(self.frontier) - 5} more")
         if not self.anomaly:
-            lines.append("  (Run the forward under torch.autograd.set_detect_anomaly(True) to see "
-                         "the line that created each.)")
+            lines.append("  (Turn on torch.autograd.set_detect_anomaly(True) from the start of the "
+                         "run to see the line that created each: these nodes belong to an earlier "
+                         "step's graph.)")
         lines += [s.message for s in self.suspects if s.message]
         lines += self._hidden_lines()
         if self.pattern is not None:

@@ -194,6 +194,7 @@ class Teller:
         self.unbound: list[str] = []  # the edits left out: a name they use is not bound there
         self.calls_before = 0
         self.pending = ""  # a diagnosis to print after Python's traceback (and the runs)
+        self.guarded = False  # the failure ran inside the program's own diagnose_on_error
         self.runs: list[dict] | None = None  # each fix's verified result, in order
         self.verified: dict | None = None
         self.verdict: str | None = None
@@ -216,7 +217,8 @@ class Teller:
         self._made()
         self.write()
         text = self.text
-        if _guarded():  # the program's own diagnose_on_error puts it in the error's message
+        self.guarded = _guarded()
+        if self.guarded:  # the program's own diagnose_on_error puts it in the error's message
             text = (f"\n{self.text.strip().splitlines()[0]}\nautograd_lens: the diagnosis is in "
                     "the error's message, from the program's own diagnose_on_error.\n")
         if frame is None or may_be_caught(frame):
@@ -308,6 +310,14 @@ class Teller:
         if self.finding is None:
             return
         said = self.text
+        # The replay's own finding, made with the earlier calls that the first run does not
+        # record (see autograd_lens.replay_run), when it made one.
+        replayed = getattr(evidence, "finding", None)
+        if replayed is not None:
+            self.finding = replayed
+            if self.guarded:  # the program's guard said it all (with the calls it records
+                self._made()  # itself) but what the recording adds
+                said += self.text
         self.finding = amend(self.finding, evidence, why_not)
         self._made()
         self.write()

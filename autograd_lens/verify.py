@@ -409,10 +409,11 @@ def _child(spec: dict) -> bool:
     error, stopped, same, ended = None, False, False, False
     try:
         with contextlib.ExitStack() as stack:
+            watch = Watch()
             if spec.get("record"):
                 from .record import Recording
-                stack.enter_context(Recording(spec))
-            stack.enter_context(Watch())
+                stack.enter_context(Recording(spec, watch))
+            stack.enter_context(watch)
             stack.enter_context(counter)
             run_as_main(spec["module"], spec["target"], spec["files"])
         ended = True
@@ -476,7 +477,7 @@ def _start(spec: dict, setup: dict, run_folder: str) -> None:
     os.environ["PWD"] = os.getcwd()
     spec = dict(spec, files=files, target=target,
                 sandbox={"folder": run_folder, "root": root})
-    sandbox.enter([run_folder, temp], [spec["result"], spec.get("record")])
+    sandbox.enter([run_folder, temp], [spec["result"], spec.get("record"), spec.get("finding")])
     if not _child(spec):
         # It ended by itself: its atexit handlers run, as Python runs them (in the sandbox).
         import atexit
@@ -494,6 +495,10 @@ def _serve(setup: dict) -> None:
     out = sys.stderr
     out.write(READY)
     out.flush()
+    # What the replay's recording imports on its first operation (torch's dispatch modes run
+    # outside its compiler, which takes seconds to import): here, while the first run goes on.
+    with contextlib.suppress(Exception):
+        import torch._dynamo  # noqa: F401
     for line in sys.stdin:
         spec = json.loads(line)
         run_folder = os.path.join(folder, f"run_{spec.get('run', 0)}")

@@ -2,10 +2,12 @@
 
 :class:`Watch` replaces the function through which ``torch.autograd.backward`` (which
 ``Tensor.backward`` calls) and ``torch.autograd.grad`` run the engine with a thin wrapper while
-it is active. A call that works is counted and recorded in about a microsecond (see
-:mod:`autograd_lens.history`: a sequence number and the caller's place, nothing that keeps a
-tensor alive). Optimizer steps are not recorded here: the replay (see
-:mod:`autograd_lens.record`) records them, with everything else, after a failure. A call that
+it is active. In the command's first run (``recording=False``) a call that works is only
+counted (the wrapper adds well under a microsecond): what earlier calls did, the optimizer
+steps and the writes are recorded by the replay (see :mod:`autograd_lens.record`), after a
+failure. Elsewhere (the tests, a program's own ``Watch()``) each call is also recorded, in about a
+microsecond more (see :mod:`autograd_lens.history`: a sequence number and the caller's place,
+nothing that keeps a tensor alive). A call that
 raises the freed-graph or in-place error is explained at that moment, while the program's frames
 still hold its variables, and handed to ``on_failure``; the error itself goes on unchanged,
 re-raised without the wrapper's entry in its traceback (as every error that passes through it: a
@@ -18,6 +20,7 @@ calls running in it.
 from __future__ import annotations
 
 import functools
+import os
 import sys
 import threading
 from typing import Any, Callable
@@ -26,7 +29,8 @@ import torch
 
 from .errors import error_kind
 from .candidates import NOT_USERS
-from .history import History, as_call, make_call, start_recording, stop_recording, user_frame
+from .history import (PLAIN, UNKNOWN, History, as_call, make_call, start_recording, stop_recording,
+                      user_frame)
 from .situation import Finding, explain
 from .unseen import without_ours
 
@@ -87,8 +91,14 @@ class Watch:
 
     def __init__(self, on_failure: Callable[[Finding, Any], None] | None = None,
                  on_repeat: Callable[[str, int, int], None] | None = None,
-                 on_outputs: Callable[[Any], None] | None = None) -> None:
+                 on_outputs: Callable[[Any], None] | None = None,
+                 recording: bool = True) -> None:
         self.history = History()
+        # False (the command's first run): calls are counted, not recorded, and nothing else is
+        # done on a call that works; the replay records them (see autograd_lens.record).
+        self.recording = recording
+        self._code: Any = None  # the light wrapper's code: its frames on the stack are the
+        # backward calls running (counted only when one fails)
         self.on_outputs = on_outputs  # given the failing call's outputs, before the explaining
         self.on_repeat = on_repeat
         # The places of the program's calls that failed, (file, line, kind of error): how many
@@ -122,7 +132,7 @@ class Watch:
         # outer's call (below), never twice. (Not matched by id(): a caught and dropped error's
         # address, and its message, can be the next error's.)
         thread = self._state()
-        nested = thread.depth > 1
+        nested = (thread.depth if self.recording else self._running()) > 1
         if not nested and self.on_repeat is not None:
             # The same error at the same call of the program's, again (a loop that catches it
             # and skips the batch): counted and said in one line, in well under a millisecond.
@@ -145,15 +155,7 @@ class Watch:
             except Exception:  # noqa: BLE001 - a reader of ours must never add an error
                 pass
         frames = user_frames()
-        calls = list(thread.history.calls) + (thread.nested if nested else [])
-        try:
-            finding = explain(error, roots, calls, frames,
-                              nested=nested or thread.inner is not None,
-                              regions=list(thread.history.regions),
-                              steps=None,  # not recorded here: the replay records them
-                              inside=list(thread.nested) if nested else [])
-        except Exception:  # noqa: BLE001 - explaining must never add an error of its own
-            finding = None
+        finding = self._explain(error, roots, frames, thread, nested)
         if nested:
             if finding is not None and finding.carriers:
                 thread.inner = finding
@@ -173,7 +175,71 @@ class Watch:
         finally:
             del frames
 
+    def _explain(self, error: RuntimeError, roots: Any, frames: list[Any], thread: _State,
+                 nested: bool) -> Finding | None:
+        """The finding of ``error`` from this thread's recorded calls and ``frames``."""
+        calls = list(thread.history.calls) + (thread.nested if nested else [])
+        try:
+            return explain(error, roots, calls, frames,
+                           nested=nested or thread.inner is not None,
+                           regions=list(thread.history.regions),
+                           steps=None,  # not recorded here: the replay records them
+                           inside=list(thread.nested) if nested else [])
+        except Exception:  # noqa: BLE001 - explaining must never add an error of its own
+            return None
+
+    def explained_here(self, error: RuntimeError, roots: Any) -> Finding | None:
+        """The finding of ``error``, raised by the backward from ``roots`` that is failing now
+        (the replay's: its recording stops the program there, before this watch's wrapper sees
+        the error)."""
+        thread = self._state()
+        return self._explain(error, roots, user_frames(), thread, thread.depth > 1)
+
+    def _running(self) -> int:
+        """The backward calls running in this thread, from its stack (the light wrapper keeps
+        no count: this is read only when one fails)."""
+        frame, running = sys._getframe(1), 0
+        while frame is not None:
+            running += frame.f_code is self._code
+            frame = frame.f_back
+        return running
+
+    def _wrap_light(self, original: Callable) -> Callable:
+        """The wrapper of the command's first run: the call, counted, and kept as the sequence
+        number its thread had reached (every node made before the call has a smaller one),
+        whether it kept its graph and its kind, in the main thread; not where it was made (that
+        costs a microsecond: the replay records it); not a call that PyTorch makes itself on
+        tensors of its own (``torch.compile``'s tracing). A failure is explained."""
+        watch, records, main_id = self, self.history.records, self._main_id
+        get_ident, reached = threading.get_ident, torch._C._autograd._get_sequence_nr
+        plain = PLAIN  # not a compiler's tracing, on tensors of its own
+
+        @functools.wraps(original)
+        def counting(outputs, *args, **kwargs):
+            number = reached() - 1
+            try:
+                result = original(outputs, *args, **kwargs)
+            except BaseException as error:  # as in the recording wrapper, below
+                error.__traceback__ = without_ours(error.__traceback__)
+                if isinstance(error, RuntimeError):
+                    try:
+                        watch.failed(error, outputs)
+                    except BaseException as stopped:
+                        stopped.__traceback__ = None
+                        raise
+                raise
+            watch.count += 1
+            if get_ident() == main_id and outputs and type(outputs[0]) in plain:
+                grad = kwargs.get("accumulate_grad", True) is False
+                records.append(((), number, bool(args[1] or args[2]) if len(args) > 2 else False,
+                                "grad" if grad else "backward", UNKNOWN, False, 0))
+            return result
+        self._code = counting.__code__
+        return counting
+
     def _wrap(self, original: Callable) -> Callable:
+        if not self.recording:
+            return self._wrap_light(original)
         watch, main, others, main_id = self, self._main, self._others, self._main_id
         get_ident = threading.get_ident
 
@@ -223,10 +289,30 @@ class Watch:
         original = torch.autograd._engine_run_backward
         self._saved.append((torch.autograd, "_engine_run_backward", original))
         torch.autograd._engine_run_backward = self._wrap(original)
-        self._saved += start_recording(self.history, lambda: self._state().history)
+        if self.recording:
+            self._saved += start_recording(self.history, lambda: self._state().history)
+        else:
+            self._active = True
+            if not self._forks_watched:  # (a handler cannot be removed: one per watch)
+                self._forks_watched = True
+                os.register_at_fork(after_in_child=self._record_in_child)
         return self
 
+    _active = _forks_watched = False
+
+    def _record_in_child(self) -> None:
+        """In a child the program forks (which is not replayed), every call from now on is
+        recorded, as a program's own ``Watch()`` records it."""
+        if not self._active or self.recording or \
+                torch.autograd._engine_run_backward.__code__ is not self._code:
+            return
+        self.recording = True
+        original = self._saved[0][2]
+        torch.autograd._engine_run_backward = self._wrap(original)
+        self._saved += start_recording(self.history, lambda: self._state().history)
+
     def __exit__(self, *exc_info: Any) -> None:
+        self._active = False
         stop_recording(self.history)
         while self._saved:
             owner, name, original = self._saved.pop()

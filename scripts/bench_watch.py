@@ -4,8 +4,9 @@
         [--before DIR] [--notebook] [--train]
 
 Each round times the same tiny backward (a two-node graph: the watch's cost shows most there)
-``--calls`` times without the watch, then as many times under it (``Watch`` entered, as the
-command enters it), alternating, so both see the same machine; it prints the median processor
+``--calls`` times without the watch, then as many times under it (``Watch(recording=False)``
+entered, as the command's first run enters it; ``--recording``: also the ``Watch()`` that records
+every call), alternating, so both see the same machine; it prints the median processor
 time per call of each and their difference. ``--before DIR``: also an older copy of the
 package (the ``autograd_lens`` folder of an older commit, unpacked in DIR), timed in the same
 rounds. ``--notebook``: time ``diagnose_on_error`` instead (what ``%load_ext autograd_lens``
@@ -23,11 +24,17 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import torch
 
 from autograd_lens.on_error import diagnose_on_error
 from autograd_lens.watch import Watch
+
+
+def first_run_watch() -> Watch:
+    """The watch as the command's first run enters it: calls counted, not recorded."""
+    return Watch(recording=False)
 
 
 def per_call(calls: int, w: torch.Tensor) -> float:
@@ -52,7 +59,7 @@ def older_watch(folder: str, where: str = "watch", name: str = "Watch") -> type:
 
 
 def measure(calls: int, rounds: int,
-            watches: dict[str, type]) -> tuple[dict[str, float], dict[str, float]]:
+            watches: dict[str, Any]) -> tuple[dict[str, float], dict[str, float]]:
     """Median seconds per call without a watch ("plain") and under each of ``watches``, and
     the median, over rounds, of what each watch added to the round's plain time."""
     w = torch.ones(4, requires_grad=True)
@@ -71,7 +78,7 @@ def measure(calls: int, rounds: int,
     return medians, added
 
 
-def adam_ratio(rounds: int, watch: type = Watch, block: int = 20) -> float:
+def adam_ratio(rounds: int, watch: Any = first_run_watch, block: int = 20) -> float:
     """Median, over rounds, of the processor time of ``block`` training steps of an MLP with Adam
     under ``watch`` over the same steps without it (alternating, in one process)."""
     torch.manual_seed(0)
@@ -102,7 +109,7 @@ def command_costs(calls: int = 20000, rounds: int = 9) -> dict[str, float]:
     """The first run's cost, side by side in one run: microseconds the watch adds per backward
     call (tiny graph, ``calls`` calls a round) and the watched / plain ratio of MLP-with-Adam
     training steps."""
-    _, added = measure(calls, rounds, {"now": Watch})
+    _, added = measure(calls, rounds, {"now": first_run_watch})
     return {"watch_added_us_per_call": added["now"] * 1e6,
             "watch_adam_mlp_ratio": adam_ratio(rounds)}
 
@@ -114,13 +121,17 @@ def main() -> None:
     parser.add_argument("--before", metavar="DIR")
     parser.add_argument("--notebook", action="store_true",
                         help="time diagnose_on_error, as %%load_ext autograd_lens enters it")
+    parser.add_argument("--recording", action="store_true",
+                        help="also the watch that records every call (a program's own Watch())")
     parser.add_argument("--train", action="store_true",
                         help="also the watched / plain ratio of MLP training steps with Adam")
     options = parser.parse_args()
     torch.set_num_threads(1)
     which = ("on_error", "diagnose_on_error") if options.notebook else ("watch", "Watch")
     watches = {"before": older_watch(options.before, *which)} if options.before else {}
-    watches["now"] = diagnose_on_error if options.notebook else Watch
+    watches["now"] = diagnose_on_error if options.notebook else first_run_watch
+    if options.recording and not options.notebook:
+        watches["recording"] = Watch
     medians, added = measure(options.calls, options.rounds, watches)
     plain = medians.pop("plain")
     print(f"plain backward: {plain * 1e6:.1f} us per call (median of {options.rounds} rounds "
