@@ -7,7 +7,9 @@ renormalises in place after a tied projection saved it (the projection reads a c
 forward's list of logits, named as the caller's tensor, is not held against the edit); and,
 for the freed-graph error, a critic's score of the real batch from its own step reused in the
 generator's loss after the critic stepped (scored again there, not detached in the critic's
-loss, which needs its gradient).
+loss, which needs its gradient); and an encoder's step between its retained backward and a
+critic's loss of the same name (built again after the step: the name's second loss is another
+loss, not a second gradient of the first one, so the step is not moved after it).
 Each edit, applied and run, gives the weights of an independent reference written here.
 """
 
@@ -109,7 +111,33 @@ def ref_gan() -> dict:
     return {"gen.0.weight": gen[0].weight, "critic.0.weight": critic[0].weight}
 
 
+def ref_encoder_critic() -> dict:
+    """The critic's loss from codes made after the encoder's step, detached: the encoder's
+    gradients that loss would add are cleared before they are used."""
+    torch.manual_seed(0)
+    enc = nn.Sequential(nn.Linear(6, 4), nn.Tanh(), nn.Linear(4, 2))
+    critic = nn.Sequential(nn.Linear(2, 6), nn.ReLU(), nn.Linear(6, 1))
+    dec = nn.Linear(2, 6)
+    opt_enc = torch.optim.Adam(list(enc.parameters()) + list(dec.parameters()), lr=1e-2)
+    opt_critic = torch.optim.Adam(critic.parameters(), lr=1e-2)
+    bce = F.binary_cross_entropy_with_logits
+    for _ in range(3):
+        x, prior = torch.randn(10, 6), torch.randn(10, 2)
+        codes = enc(x)
+        scores = critic(torch.tanh(codes))
+        opt_enc.zero_grad()
+        (F.mse_loss(dec(codes), x) + bce(scores, torch.ones_like(scores))).backward()
+        opt_enc.step()
+        opt_critic.zero_grad()
+        after = critic(torch.tanh(enc(x).detach()))
+        (bce(after, torch.zeros_like(after)) + bce(critic(prior), torch.ones(10, 1))).backward()
+        opt_critic.step()
+    return {"enc.0.weight": enc[0].weight, "dec.weight": dec.weight,
+            "critic.0.weight": critic[0].weight}
+
+
 CASES = {
+    "e7_encoder_stepped_before_critic_loss.py": ref_encoder_critic,
     "e7_features_refilled_by_copy.py": ref_features,
     "e7_gan_real_scores_reused.py": ref_gan,
     "e7_gates_chained_in_a_buffer.py": ref_gates,
@@ -125,8 +153,9 @@ def test_every_round7_script_has_its_reference():
 def test_the_edit_trains_as_the_reference(name, reports, tmp_path):
     found = reports[name]
     assert found["code"] == 1, found["text"]
-    assert found["report"]["pattern"] == ("gan_discriminator" if "gan" in name
-                                          else "written_in_place"), found["text"]
+    assert found["report"]["pattern"] == ("gan_discriminator" if "gan" in name else
+                                          "modified_in_place" if "stepped" in name else
+                                          "written_in_place"), found["text"]
     trains_as(name, found["report"], CASES[name](), tmp_path)
 
 
