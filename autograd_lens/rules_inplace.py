@@ -5,7 +5,13 @@ Two writes change a saved tensor (see :mod:`autograd_lens.writes`):
 * the program's own in-place operation (``probs += 1e-6``, ``h.relu_()``, ``self.queue[i] = k``):
   the edit writes out of place (``probs = probs + 1e-6``, ``h = h.relu()``), or, where the write
   is into part of the tensor, writes into a copy made just before (``self.queue =
-  self.queue.clone()``); the node keeps the tensor it saved, unchanged;
+  self.queue.clone()``; before the whole run of in-place calls that ends in the write, and
+  without the old value's graph when the run starts by replacing every element, as
+  ``state.copy_(...)`` does); parts read by writes into the same tensor (``buf[2] = f(buf[0])``,
+  ``buf[4] = f(buf[2])``) are read as copies on every such line; the node keeps the tensor it
+  saved, unchanged;
+* a library call's write with no ``inplace`` keyword to turn off (an embedding's ``max_norm``
+  renormalising its weight): the function's other reads of that tensor read a copy;
 * an optimizer's ``step()`` between the forward and a backward through its graph: the edit
   builds the loss again after the step, with every value on the way that carries the graph the
   step changed (``q = critic(...)``, then ``actor_loss = -q.mean()``).
