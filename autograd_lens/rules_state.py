@@ -373,7 +373,9 @@ def _entry_kept(case: Case, source: Source, loop: ast.stmt) -> list[Fix]:
 
 
 def detach_reads_before(case: Case) -> list[Fix]:
-    """A GAN's fake batch: ``.detach()`` it at its uses in the discriminator step."""
+    """A GAN's fake batch: ``.detach()`` it at its uses in the discriminator step; a score
+    of the discriminator kept from its own step, after its optimizer stepped: computed again
+    where the generator's loss reads it."""
     carrier, source = top_carrier(case)
     statement = source.statement_at(carrier.line) if source else None
     if statement is None:
