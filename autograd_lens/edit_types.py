@@ -40,8 +40,16 @@ def missing_method(line: str, carriers: list[Any]) -> str | None:
 
 def fits(fix: Any, carriers: list[Any]) -> bool:
     """Whether no new line of ``fix`` calls a method the carrier's form does not have, or
-    assigns a weight that a parametrization computes (its cache is what holds the graph)."""
+    assigns a weight that a parametrization computes (its cache is what holds the graph). A
+    call the replaced line already made is the program's own (``logits.append(...)`` on a
+    list of that name in another function than the tensor's): it is not held against the
+    edit."""
     computed = [c.name for c in carriers if getattr(c, "form", "") == "parametrized"]
-    return not any(missing_method(line, carriers) or any(
+
+    def new_call(line: str, old: str) -> bool:
+        method = missing_method(line, carriers)
+        return method is not None and method != missing_method(old, carriers)
+
+    return not any(new_call(line, edit.old) or any(
         re.match(rf"\s*{re.escape(name)}\s*=[^=]", line) for name in computed)
         for edit in fix.edits for line in edit.new)

@@ -5,7 +5,13 @@ Two writes change a saved tensor (see :mod:`autograd_lens.writes`):
 * the program's own in-place operation (``probs += 1e-6``, ``h.relu_()``, ``self.queue[i] = k``):
   the edit writes out of place (``probs = probs + 1e-6``, ``h = h.relu()``), or, where the write
   is into part of the tensor, writes into a copy made just before (``self.queue =
-  self.queue.clone()``); the node keeps the tensor it saved, unchanged;
+  self.queue.clone()``; before the whole run of in-place calls that ends in the write, and
+  without the old value's graph when the run starts by replacing every element, as
+  ``state.copy_(...)`` does); parts read by writes into the same tensor (``buf[2] = f(buf[0])``,
+  ``buf[4] = f(buf[2])``) are read as copies on every such line; the node keeps the tensor it
+  saved, unchanged;
+* a library call's write with no ``inplace`` keyword to turn off (an embedding's ``max_norm``
+  renormalising its weight): the function's other reads of that tensor read a copy;
 * an optimizer's ``step()`` between the forward and a backward through its graph: the edit
   builds the loss again after the step, with every value on the way that carries the graph the
   step changed (``q = critic(...)``, then ``actor_loss = -q.mean()``).
@@ -18,7 +24,9 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from .edits import Plan, Source, path_of, targets
+import torch
+
+from .edits import _SIMPLE, Plan, Source, path_of, targets
 from .rules import Case, Fix, failed_call, one_fix, receiver, recompute
 from .simultaneous import one_graph_two_gradients, step_moved_after
 
@@ -36,8 +44,9 @@ def out_of_place(case: Case) -> list[Fix]:
     write = _write(case)
     source = Source.read(write.file) if write is not None and write.line else None
     statement = source.statement_at(write.line) if source else None
-    if statement is not None and write.module and not write.weight:
-        return _not_in_place(source, statement, write.maker)  # made or called inplace=True
+    if statement is not None and write.module:  # a library call wrote it
+        return (not write.weight and _not_in_place(source, statement, write.maker)) or \
+            _read_as_copies(source, statement, write.name or case.carriers[0].name)
     if statement is None or not write.name or write.weight:
         return []  # a weight written out of place, or in a copy, would stay as it was
     indent, name = source.indent(statement.lineno), write.name
@@ -54,7 +63,8 @@ def out_of_place(case: Case) -> list[Fix]:
     call = statement.value if isinstance(statement, ast.Expr) else None
     if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and \
             path_of(call.func.value) == name and call.func.attr.endswith("_") and \
-            statement.lineno == statement.end_lineno:
+            hasattr(torch.Tensor, call.func.attr[:-1]) and \
+            statement.lineno == statement.end_lineno:  # copy_, zero_: no such method, a copy
         plan.replace_span(call.func, f"{name} = {name}.{call.func.attr[:-1]}")
         return one_fix("the operation makes a new tensor, so the node keeps the values it "
                        "saved; the result is the same numbers", plan)
@@ -67,13 +77,86 @@ def out_of_place(case: Case) -> list[Fix]:
     reads = [n for n in ast.walk(getattr(statement, "value", statement))
              if isinstance(n, ast.Subscript) and path_of(n.value) == name]
     if reads and statement.lineno == statement.end_lineno:  # x[t] = f(x[t - 1]): the same line
-        for read in reads:  # reads a part the write then changes: the node saves a copy
+        # reads a part the write then changes: the node saves a copy; so does every other
+        # such write of the function (buf[2] = f(buf[0]), then buf[4] = f(buf[2])), whose
+        # node the next write changes too
+        for other in source.statements(source.scope_at(statement.lineno)):
+            if other is not statement and other.lineno == other.end_lineno:
+                reads += _part_reads(other, name)
+        for read in reads:
             plan.replace_span(read, f"{source.segment(read)}.clone()")
         return one_fix("the part read is copied before the write changes the tensor, so the "
                        "node keeps the values it saved; the result is the same numbers", plan)
-    plan.before(statement.lineno, f"{indent}{name} = {name}.clone()")
+    first = _first_of_run(source, statement, name)
+    if _overwrites(first, name):  # nothing of the old value's history reaches the result
+        plan.before(first.lineno, f"{indent}{name} = {name}.detach().clone()")
+        return one_fix("the write goes into a copy made just before it, so the node keeps "
+                       "the tensor it saved, unchanged; the copy is made without the old "
+                       "value's graph, which the write replaces whole (no gradient reached it)",
+                       plan)
+    plan.before(first.lineno, f"{indent}{name} = {name}.clone()")
     return one_fix("the write goes into a copy made just before it, so the node keeps the "
                    "tensor it saved, unchanged", plan)
+
+
+_WHOLE = ("copy_", "zero_", "fill_", "detach_")  # replace every element, or cut the history
+
+
+def _overwrites(statement: ast.stmt, name: str) -> bool:
+    """Whether ``statement`` is ``name.copy_(...)``, ``name.zero_()``, ``name.fill_(...)`` or
+    ``name.detach_()``: after it no gradient flows back into the history ``name`` had."""
+    call = statement.value if isinstance(statement, ast.Expr) else None
+    return isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and \
+        path_of(call.func.value) == name and call.func.attr in _WHOLE
+
+
+def _first_of_run(source: Source, statement: ast.stmt, name: str) -> ast.stmt:
+    """The first of the in-place calls on ``name`` (``state.detach_()``) that come right
+    before ``statement`` in its block, else ``statement``: the copy goes before them all, so
+    none of them changes the tensor a node saved."""
+    siblings = next((block for node in ast.walk(source.tree)
+                     for block in (getattr(node, f, None) for f in ("body", "orelse"))
+                     if isinstance(block, list) and statement in block), [])
+    first = statement
+    for before in reversed(siblings[:siblings.index(statement)] if siblings else []):
+        call = before.value if isinstance(before, ast.Expr) else None
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and
+                path_of(call.func.value) == name and call.func.attr.endswith("_")):
+            break
+        first = before
+    return first
+
+
+def _part_reads(statement: ast.stmt, name: str) -> list[ast.expr]:
+    """The parts of ``name`` (``x[t - 1]``) that ``statement``, a write into a part of
+    ``name`` (``x[t] = ...``), reads; none for any other statement."""
+    if not isinstance(statement, (ast.Assign, ast.AugAssign)) or not any(
+            isinstance(t, ast.Subscript) and path_of(t.value) == name
+            for t in getattr(statement, "targets", [getattr(statement, "target", None)])):
+        return []
+    return [n for n in ast.walk(statement.value)
+            if isinstance(n, ast.Subscript) and path_of(n.value) == name]
+
+
+def _read_as_copies(source: Source, statement: ast.stmt, name: str) -> list[Fix]:
+    """A library call wrote ``name`` in place with no ``inplace`` keyword to turn off (an
+    embedding's ``max_norm`` renormalises its weight): every other line of the function that
+    reads ``name`` reads a copy (``name.clone()``), so the nodes built there save the copy and
+    the write no longer touches what they saved; gradients still reach ``name`` through it."""
+    if not name:
+        return []
+    plan = Plan(source)
+    for other in source.statements(source.scope_at(statement.lineno)):
+        if other is statement or not isinstance(other, _SIMPLE):
+            continue
+        called = {id(n.func) for n in ast.walk(other) if isinstance(n, ast.Call)}
+        for read in source.reads(other, name):
+            if id(read) in called or read.lineno != read.end_lineno:
+                continue  # a module called, not a tensor read
+            plan.replace_span(read, f"{source.segment(read)}.clone()")
+    return one_fix("the nodes save a copy of the tensor, made where it is read, which the "
+                   "library's write does not change; the result is the same numbers, at the "
+                   "cost of one more tensor's memory", plan)
 
 
 def _not_in_place(source: Source, statement: ast.stmt, maker: str) -> list[Fix]:

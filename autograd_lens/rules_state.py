@@ -373,7 +373,9 @@ def _entry_kept(case: Case, source: Source, loop: ast.stmt) -> list[Fix]:
 
 
 def detach_reads_before(case: Case) -> list[Fix]:
-    """A GAN's fake batch: ``.detach()`` it at its uses in the discriminator step."""
+    """A GAN's fake batch: ``.detach()`` it at its uses in the discriminator step; a score
+    of the discriminator kept from its own step, after its optimizer stepped: computed again
+    where the generator's loss reads it."""
     carrier, source = top_carrier(case)
     statement = source.statement_at(carrier.line) if source else None
     if statement is None:
@@ -381,6 +383,11 @@ def detach_reads_before(case: Case) -> list[Fix]:
     scope = source.scope_at(statement.lineno)
     stores = [s for s in source.stores(scope, carrier.name) if s.end_lineno < statement.lineno]
     start = stores[-1].end_lineno if stores else 0
+    if stores and _made_by_stepped(source, scope, stores[-1], statement):
+        return one_fix("the discriminator's score is computed again after its step, from the "
+                       "weights as the step left them, as the generator's loss needs; the "
+                       "discriminator's own loss still trains it through the first score",
+                       recompute(source, carrier.name, statement))
     plan, kept = Plan(source), False
     for node in source.statements(scope):
         if start < node.lineno and node.end_lineno < statement.lineno and \
@@ -394,6 +401,27 @@ def detach_reads_before(case: Case) -> list[Fix]:
                    "penalty, which differentiates through it, still goes through G once"
                    if kept else "the discriminator's loss treats the generated batch as data and "
                    "trains D only; the generator step's backward is the only one through G", plan)
+
+
+def _made_by_stepped(source: Source, scope: ast.AST, store: ast.stmt, entry: ast.stmt) -> bool:
+    """Whether ``store`` assigns the output of a network (``pred_real = netD(real)``) whose
+    optimizer (one made from ``netD.parameters()``) steps between ``store`` and ``entry``: the
+    value is that network's score from before its step, not the generated batch, and the later
+    loss wants the score of the network as it is now."""
+    value = store.value if isinstance(store, ast.Assign) else None
+    network = path_of(value.func) if isinstance(value, ast.Call) else None
+    if not network:
+        return False
+    optimizers = {path_of(t) for n in ast.walk(source.tree) if isinstance(n, ast.Assign)
+                  and isinstance(n.value, ast.Call)
+                  and any(isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute)
+                          and c.func.attr == "parameters" and path_of(c.func.value) == network
+                          for c in ast.walk(n.value)) for t in n.targets} - {None}
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+               and n.func.attr == "step" and path_of(n.func.value) in optimizers
+               for s in source.statements(scope)
+               if store.end_lineno < s.lineno and s.end_lineno < entry.lineno
+               for n in ast.walk(s))
 
 
 def _undetached(source: Source, node: ast.AST, path: str) -> list[ast.expr]:

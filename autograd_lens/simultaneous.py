@@ -40,10 +40,22 @@ def one_graph_two_gradients(source: Source, step: ast.stmt, failed: ast.stmt,
                             call: ast.Call) -> bool:
     """Whether a call before ``step`` in its function took a gradient of the loss that the
     failing ``call`` differentiates, keeping the graph for it (``retain_graph=True``)."""
-    wanted = _differentiated(call)
+    wanted, scope = _differentiated(call), source.scope_at(step.lineno)
     return _other_step_after(source, step, failed) and \
-        any(s.end_lineno < step.lineno and _retains(c) and wanted & _differentiated(c)
-            for s, c in source.calls(source.scope_at(step.lineno), BACKWARD + GRAD))
+        any(s.end_lineno < step.lineno and _retains(c) and
+            wanted & _differentiated(c) - _stored_between(source, scope, s, failed)
+            for s, c in source.calls(scope, BACKWARD + GRAD))
+
+
+def _stored_between(source: Source, scope: ast.AST, first: ast.stmt, last: ast.stmt) -> set[str]:
+    """The names assigned after ``first`` and before ``last``: a loss of the same name built
+    again there (``dsc_loss = ...`` for the second player) is another loss, not the one the
+    first call differentiated."""
+    return {t.id for s in source.statements(scope)
+            if first.end_lineno < s.lineno and s.end_lineno < last.lineno
+            and isinstance(s, (ast.Assign, ast.AugAssign, ast.AnnAssign))
+            for target in getattr(s, "targets", [getattr(s, "target", None)])
+            for t in ast.walk(target) if isinstance(t, ast.Name)}
 
 
 def _other_step_after(source: Source, step: ast.stmt, failed: ast.stmt) -> bool:
