@@ -172,8 +172,8 @@ def written_lines(write: Write | None, recorded: bool = False) -> list[str]:
                    f"at version {now} now."]
     if write.line:
         verb = "steps the optimizer that holds it" if write.how == "step" else \
-            f"runs `{write.by}` (a {write.maker} made with inplace=True), whose forward wrote " \
-            "it in place" if write.module and write.by and write.maker else \
+            f"runs `{write.by}` (a {write.maker}), whose forward wrote it in place" \
+            if write.module and write.by and write.maker else \
             "makes a module (or calls a function) with inplace=True, whose call wrote it in " \
             "place" if write.module else "writes it in place"
         label = "Changed by" if recorded else f"Changed by{GUESS}"

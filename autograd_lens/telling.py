@@ -269,8 +269,8 @@ class Teller:
             at = place(write.file, write.line)
             said = (f"the optimizer step at {at} changed in place a weight that a node saved"
                     if write.how == "step" else
-                    f"`{write.by}` (made with inplace=True), run at {at}, wrote in place a "
-                    "tensor that a node saved" if write.module and write.by else
+                    f"`{write.by}`, run at {at}, wrote in place (in its forward) a tensor that a "
+                    "node saved" if write.module and write.by else
                     f"{write.name or 'a saved tensor'} was changed in place at {at} after a "
                     "node saved it") + f"; {failed} needed its old value"
         elif finding.carriers:
