@@ -30,20 +30,7 @@ class OnTorch(importlib.abc.MetaPathFinder):
         if name != "torch":
             return None
         self._leave_meta_path()
-        for finder in sys.meta_path:
-            spec = finder.find_spec(name, path, target) if hasattr(finder, "find_spec") else None
-            if spec is not None and spec.loader is not None:
-                break
-        else:
-            return None
-        run = spec.loader.exec_module
-
-        def exec_module(module: Any) -> None:
-            run(module)
-            spec.loader.exec_module = run
-            self._start()
-        spec.loader.exec_module = exec_module
-        return spec
+        return loaded_then(name, path, target, lambda module: self._start())
 
     def _leave_meta_path(self) -> None:
         if self in sys.meta_path:
@@ -59,3 +46,22 @@ class OnTorch(importlib.abc.MetaPathFinder):
     def __exit__(self, *exc_info: Any) -> None:
         self._leave_meta_path()
         self.stack.close()
+
+
+def loaded_then(name: str, path: Any, target: Any, then: Callable[[Any], None]) -> Any:
+    """The spec of module ``name`` as the other finders of ``sys.meta_path`` give it (None when
+    none does), its loading followed, once, by ``then(module)``."""
+    for finder in sys.meta_path:
+        spec = finder.find_spec(name, path, target) if hasattr(finder, "find_spec") else None
+        if spec is not None and spec.loader is not None:
+            break
+    else:
+        return None
+    run = spec.loader.exec_module
+
+    def exec_module(module: Any) -> None:
+        run(module)
+        spec.loader.exec_module = run
+        then(module)
+    spec.loader.exec_module = exec_module
+    return spec

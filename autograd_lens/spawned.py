@@ -38,6 +38,7 @@ import os
 import sys
 from typing import Any
 
+from .arrival import loaded_then
 from .unseen import without_ours
 
 _ENTRY = "autograd_lens"  # the key of the preparation data's extra entry
@@ -85,20 +86,7 @@ class Spawning(importlib.abc.MetaPathFinder):
         if name != "multiprocessing.spawn":
             return None
         self._leave_meta_path()
-        for finder in sys.meta_path:
-            spec = finder.find_spec(name, path, target) if hasattr(finder, "find_spec") else None
-            if spec is not None and spec.loader is not None:
-                break
-        else:
-            return None
-        run = spec.loader.exec_module
-
-        def exec_module(module: Any) -> None:
-            run(module)
-            spec.loader.exec_module = run
-            self._patch(module)
-        spec.loader.exec_module = exec_module
-        return spec
+        return loaded_then(name, path, target, self._patch)
 
     def _patch(self, spawn: Any) -> None:
         own = spawn.get_preparation_data

@@ -497,8 +497,11 @@ def _serve(setup: dict) -> None:
     out.flush()
     # What the replay's recording imports on its first operation (torch's dispatch modes run
     # outside its compiler, which takes seconds to import): here, while the first run goes on.
+    environ = dict(os.environ)  # which it changes (its cache folder): put back as the user had it
     with contextlib.suppress(Exception):
         import torch._dynamo  # noqa: F401
+    os.environ.clear()
+    os.environ.update(environ)
     for line in sys.stdin:
         spec = json.loads(line)
         run_folder = os.path.join(folder, f"run_{spec.get('run', 0)}")
