@@ -162,20 +162,23 @@ def _names(frame: Any, key: int | None) -> tuple[str, ...]:
 # Locals that hold no tensor of the program's: modules of Python's, classes, functions.
 _NOT_HOLDERS = (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType,
                 types.MethodType)
-_STORAGES: dict[int, tuple[Any, dict[int, list[str]]]] = {}
+_STORAGES: dict[int, tuple[Any, tuple[int, ...], dict[int, list[str]]]] = {}
 
 
 def _storages_of(module: Any) -> dict[int, list[str]]:
     """A module's parameters and buffers, every level down, by storage: their qualified names.
-    Listed once per module in a replay (an optimizer's step and most writes keep a tensor's
-    storage; a module given a new parameter object later is named by its first listing)."""
+    Listed again only when the module's own modules, parameters or buffers change in number (a
+    module under construction: its ``__init__`` writes its first layers' weights before it has
+    the next); an optimizer's step and most writes keep a tensor's storage."""
+    shape = tuple(len(getattr(module, key, None) or ())
+                  for key in ("_modules", "_parameters", "_buffers"))
     kept = _STORAGES.get(id(module))
-    if kept is not None and kept[0] is module:
-        return kept[1]
+    if kept is not None and kept[0] is module and kept[1] == shape:
+        return kept[2]
     by_storage: dict[int, list[str]] = {}
     for inner, item in _tensors_of(module):
         by_storage.setdefault(storage_key(item), []).append(inner)
-    _STORAGES[id(module)] = (module, by_storage)
+    _STORAGES[id(module)] = (module, shape, by_storage)
     return by_storage
 
 
@@ -368,7 +371,8 @@ class Recording:
             with open(self.path, "w", encoding="utf-8") as handle:
                 json.dump(found, handle)
             self.written = True
-        if self.log.depth > 1:
+        running = self.watch._state().depth if self.watch is not None else self.log.depth
+        if running > 1:  # (this thread's backward calls running: the watch counts per thread)
             return
         if self.watch is not None and self.finding_path:
             from .replay_run import dump_finding

@@ -193,7 +193,11 @@ class Watch:
         (the replay's: its recording stops the program there, before this watch's wrapper sees
         the error)."""
         thread = self._state()
-        return self._explain(error, roots, user_frames(), thread, thread.depth > 1)
+        nested = thread.depth > 1
+        finding = self._explain(error, roots, user_frames(), thread, nested)
+        if not nested and thread.inner and (finding is None or not finding.carriers):
+            finding = thread.inner  # as failed() keeps a nested call's finding
+        return finding
 
     def _running(self) -> int:
         """The backward calls running in this thread, from its stack (the light wrapper keeps
@@ -289,9 +293,9 @@ class Watch:
         original = torch.autograd._engine_run_backward
         self._saved.append((torch.autograd, "_engine_run_backward", original))
         torch.autograd._engine_run_backward = self._wrap(original)
-        if self.recording:
-            self._saved += start_recording(self.history, lambda: self._state().history)
-        else:
+        # The checkpointed regions, in both modes (a cost at each checkpoint call only).
+        self._saved += start_recording(self.history, lambda: self._state().history)
+        if not self.recording:
             self._active = True
             if not self._forks_watched:  # (a handler cannot be removed: one per watch)
                 self._forks_watched = True
@@ -309,7 +313,6 @@ class Watch:
         self.recording = True
         original = self._saved[0][2]
         torch.autograd._engine_run_backward = self._wrap(original)
-        self._saved += start_recording(self.history, lambda: self._state().history)
 
     def __exit__(self, *exc_info: Any) -> None:
         self._active = False

@@ -141,9 +141,11 @@ def test_missing_method(line, form, method):
 
 def test_fits_reads_every_new_line():
     carrier = SimpleNamespace(name="total", form="tensor")
-    edit = SimpleNamespace(new=("    total = total.detach()", "    total.clear()"))
+    edit = SimpleNamespace(old="    total = total", new=("    total = total.detach()",
+                                                          "    total.clear()"))
     assert not fits(SimpleNamespace(edits=(edit,)), [carrier])
-    assert fits(SimpleNamespace(edits=(SimpleNamespace(new=edit.new[:1]),)), [carrier])
+    assert fits(SimpleNamespace(edits=(SimpleNamespace(old=edit.old, new=edit.new[:1]),)),
+                [carrier])
 
 
 def test_the_earlier_backward_is_named_at_the_programs_line(tmp_path):
