@@ -2,10 +2,11 @@
 
 :class:`Watch` replaces the function through which ``torch.autograd.backward`` (which
 ``Tensor.backward`` calls) and ``torch.autograd.grad`` run the engine with a thin wrapper while
-it is active. In the command's first run (``recording=False``) a call that works is only
-counted (the wrapper adds well under a microsecond): what earlier calls did, the optimizer
-steps and the writes are recorded by the replay (see :mod:`autograd_lens.record`), after a
-failure. Elsewhere (the tests, a program's own ``Watch()``) each call is also recorded, in about a
+it is active. In the command's first run (``recording=False``) a call that works is counted
+and kept only as the sequence number its thread had reached, whether it kept its graph and its
+kind (no place: reading the caller's frame costs more than the rest); where earlier calls were
+made, the optimizer steps and the writes are recorded by the replay (see
+:mod:`autograd_lens.record`), after a failure. Elsewhere (the tests, a program's own ``Watch()``) each call is also recorded, in about a
 microsecond more (see :mod:`autograd_lens.history`: a sequence number and the caller's place,
 nothing that keeps a tensor alive). A call that
 raises the freed-graph or in-place error is explained at that moment, while the program's frames
@@ -73,6 +74,14 @@ class _State:
         self.nested: list[Any] = []
 
 
+def _or_inner(finding: Finding | None, thread: _State) -> Finding | None:
+    """The outer call's finding, or, when it names no carrier, the one a backward run inside it
+    made (a reentrant checkpoint's, a custom Function's ``autograd.grad``)."""
+    if thread.inner and (finding is None or not finding.carriers):
+        return thread.inner
+    return finding
+
+
 class _OtherThreads(threading.local):
     """The state of each thread but the main one (whose state is a plain attribute: reading a
     thread-local costs a microsecond or so on each call)."""
@@ -94,8 +103,8 @@ class Watch:
                  on_outputs: Callable[[Any], None] | None = None,
                  recording: bool = True) -> None:
         self.history = History()
-        # False (the command's first run): calls are counted, not recorded, and nothing else is
-        # done on a call that works; the replay records them (see autograd_lens.record).
+        # False (the command's first run): calls are counted and kept without their place (see
+        # _wrap_light); the replay records them in full (see autograd_lens.record).
         self.recording = recording
         self._code: Any = None  # the light wrapper's code: its frames on the stack are the
         # backward calls running (counted only when one fails)
@@ -163,8 +172,7 @@ class Watch:
                 thread.inner = False  # nested, but nothing named from inside
             del frames
             return
-        if thread.inner and (finding is None or not finding.carriers):
-            finding = thread.inner
+        finding = _or_inner(finding, thread)
         thread.inner = None
         self.finding = finding
         # Not the error itself: its traceback holds the program's frames and their tensors.
@@ -195,9 +203,7 @@ class Watch:
         thread = self._state()
         nested = thread.depth > 1
         finding = self._explain(error, roots, user_frames(), thread, nested)
-        if not nested and thread.inner and (finding is None or not finding.carriers):
-            finding = thread.inner  # as failed() keeps a nested call's finding
-        return finding
+        return finding if nested else _or_inner(finding, thread)
 
     def _running(self) -> int:
         """The backward calls running in this thread, from its stack (the light wrapper keeps
