@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import sys
 import sysconfig
+import threading
 from collections import deque
 from typing import Any, Callable, NamedTuple
 
@@ -180,11 +181,22 @@ class History:
     def __init__(self, size: int = 8) -> None:
         self.records: deque[tuple] = deque(maxlen=size)  # as make_call gives them
         self.regions: deque[tuple[int, int]] = deque(maxlen=64)
+        # The command's first run keeps less, and faster (see Watch(recording=False)): each
+        # call as (the sequence number its thread had reached, keep_graph, create_graph,
+        # accumulate_grad, its thread, the type of its first root, the count of calls so far),
+        # every thread's; the calls
+        # are the main thread's on plain tensors (not a compiler's tracing, on its own).
+        self.counted: deque[tuple] = deque(maxlen=4 * size)
+        self.thread = threading.main_thread().ident
 
     @property
     def calls(self) -> list[Call]:
-        """The calls, oldest first."""
-        return [as_call(record) for record in self.records]
+        """The calls, oldest first (the first run's counted ones before any recorded since)."""
+        counted = [((), number - 1, bool(keep or create),
+                    "grad" if accumulate is False else "backward", UNKNOWN, False, 0)
+                   for number, keep, create, accumulate, thread, root, _ in self.counted
+                   if thread == self.thread and root in PLAIN]
+        return [as_call(record) for record in [*counted[-self.records.maxlen:], *self.records]]
 
     def add(self, call: tuple | None) -> None:
         if call is not None:
@@ -192,6 +204,7 @@ class History:
 
     def clear(self) -> None:
         self.records.clear()
+        self.counted.clear()
         self.regions.clear()
 
 

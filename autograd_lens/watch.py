@@ -3,11 +3,11 @@
 :class:`Watch` replaces the function through which ``torch.autograd.backward`` (which
 ``Tensor.backward`` calls) and ``torch.autograd.grad`` run the engine with a thin wrapper while
 it is active. In the command's first run (``recording=False``) a call that works is counted
-and kept only as the sequence number its thread had reached, whether it kept its graph and its
-kind (no place: reading the caller's frame costs more than the rest); where earlier calls were
-made, the optimizer steps and the writes are recorded by the replay (see
-:mod:`autograd_lens.record`), after a failure. Elsewhere (the tests, a program's own ``Watch()``) each call is also recorded, in about a
-microsecond more (see :mod:`autograd_lens.history`: a sequence number and the caller's place,
+and kept only as one small tuple (the sequence number its thread had reached, whether it kept its
+graph, its kind, its thread): no place, since reading the caller's frame costs more than the
+rest; where earlier calls were made, the optimizer steps and the writes are recorded by the
+replay (see :mod:`autograd_lens.record`), after a failure. Elsewhere (the tests, a program's own
+``Watch()``) each call is also recorded with its place (see :mod:`autograd_lens.history`:
 nothing that keeps a tensor alive). A call that
 raises the freed-graph or in-place error is explained at that moment, while the program's frames
 still hold its variables, and handed to ``on_failure``; the error itself goes on unchanged,
@@ -21,6 +21,7 @@ calls running in it.
 from __future__ import annotations
 
 import functools
+import itertools
 import os
 import sys
 import threading
@@ -30,10 +31,15 @@ import torch
 
 from .errors import error_kind
 from .candidates import NOT_USERS
-from .history import (PLAIN, UNKNOWN, History, as_call, make_call, start_recording, stop_recording,
+from .history import (History, as_call, make_call, start_recording, stop_recording,
                       user_frame)
 from .situation import Finding, explain
 from .unseen import without_ours
+
+
+_OMITTED = object()  # an argument of the engine's that the caller did not give
+_ENGINE_ARGUMENTS = ("grad_tensors", "keep_graph", "create_graph", "inputs", "allow_unreachable",
+                     "accumulate_grad")  # run_backward's, after ``tensors``, in order
 
 
 def user_frames() -> list[Any]:
@@ -120,7 +126,14 @@ class Watch:
         # The main thread's history is the one diagnose() reads (see history.ACTIVE).
         self._main, self._others = _State(self.history), _OtherThreads()
         self._main_id = threading.main_thread().ident
-        self.count = 0  # the calls that returned (every thread's, nested ones too)
+        self._recorded = 0  # the calls that returned, counted by the recording wrapper
+        self._ticks = itertools.count(1)  # the light wrapper's count, kept in each call's tuple
+
+    @property
+    def count(self) -> int:
+        """The calls that returned (every thread's, nested ones too)."""
+        counted = self.history.counted
+        return self._recorded + (counted[-1][-1] if counted else 0)
 
     def _state(self) -> _State:
         """This thread's state."""
@@ -217,32 +230,45 @@ class Watch:
     def _wrap_light(self, original: Callable) -> Callable:
         """The wrapper of the command's first run: the call, counted, and kept as the sequence
         number its thread had reached (every node made before the call has a smaller one),
-        whether it kept its graph and its kind, in the main thread; not where it was made (that
-        costs a microsecond: the replay records it); not a call that PyTorch makes itself on
-        tensors of its own (``torch.compile``'s tracing). A failure is explained."""
-        watch, records, main_id = self, self.history.records, self._main_id
+        whether it kept its graph, its kind, its thread, the type of its first root and the
+        count so far, as one tuple (see ``History.counted``); not where it
+        was made (the replay records it). A failure is explained.
+
+        Its parameters are the engine's own (``run_backward``'s), so that torch's calls reach
+        it without packing their arguments into a tuple and a dictionary (that alone cost a
+        microsecond a call); an argument not given is not passed on (the engine's defaults)."""
+        watch, counted, tick = self, self.history.counted, self._ticks.__next__
         get_ident, reached = threading.get_ident, torch._C._autograd._get_sequence_nr
-        plain = PLAIN  # not a compiler's tracing, on tensors of its own
+        omitted = _OMITTED
 
         @functools.wraps(original)
-        def counting(outputs, *args, **kwargs):
-            number = reached() - 1
+        def counting(tensors, grad_tensors=omitted, keep_graph=omitted, create_graph=omitted,
+                     inputs=omitted, allow_unreachable=omitted, accumulate_grad=omitted):
+            number = reached()
             try:
-                result = original(outputs, *args, **kwargs)
+                if accumulate_grad is omitted or allow_unreachable is omitted or \
+                        inputs is omitted or create_graph is omitted or keep_graph is omitted or \
+                        grad_tensors is omitted:  # not one of torch's own calls: as given
+                    given = zip(_ENGINE_ARGUMENTS, (grad_tensors, keep_graph, create_graph,
+                                                    inputs, allow_unreachable, accumulate_grad))
+                    result = original(tensors, **{name: value for name, value in given
+                                                  if value is not omitted})
+                    keep_graph, create_graph = (value is not omitted and value
+                                                for value in (keep_graph, create_graph))
+                else:
+                    result = original(tensors, grad_tensors, keep_graph, create_graph, inputs,
+                                      allow_unreachable, accumulate_grad=accumulate_grad)
             except BaseException as error:  # as in the recording wrapper, below
                 error.__traceback__ = without_ours(error.__traceback__)
                 if isinstance(error, RuntimeError):
                     try:
-                        watch.failed(error, outputs)
+                        watch.failed(error, tensors)
                     except BaseException as stopped:
                         stopped.__traceback__ = None
                         raise
                 raise
-            watch.count += 1
-            if get_ident() == main_id and outputs and type(outputs[0]) in plain:
-                grad = kwargs.get("accumulate_grad", True) is False
-                records.append(((), number, bool(args[1] or args[2]) if len(args) > 2 else False,
-                                "grad" if grad else "backward", UNKNOWN, False, 0))
+            counted.append((number, keep_graph, create_graph, accumulate_grad, get_ident(),
+                            type(tensors[0]) if tensors else None, tick()))
             return result
         self._code = counting.__code__
         return counting
@@ -278,7 +304,7 @@ class Watch:
                 raise
             finally:
                 state.depth = depth
-            watch.count += 1
+            watch._recorded += 1
             if not depth:
                 state.inner = None
             grad = kwargs.get("accumulate_grad", True) is False

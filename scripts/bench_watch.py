@@ -8,10 +8,11 @@ Each round times the same tiny backward (a two-node graph: the watch's cost show
 entered, as the command's first run enters it; ``--recording``: also the ``Watch()`` that records
 every call), alternating, so both see the same machine; it prints the median processor
 time per call of each and their difference. ``--before DIR``: also an older copy of the
-package (the ``autograd_lens`` folder of an older commit, unpacked in DIR), timed in the same
-rounds. ``--notebook``: time ``diagnose_on_error`` instead (what ``%load_ext autograd_lens``
+package's first run (the ``autograd_lens`` folder and ``pyproject.toml`` of an older commit,
+unpacked in DIR), timed in the same rounds. ``--notebook``: time ``diagnose_on_error`` instead (what ``%load_ext autograd_lens``
 enters in a notebook). ``--train``: also the ratio, watched over plain, of training steps of an
-MLP with Adam (optimizer steps included), in alternating blocks of the same run.
+MLP with Adam (optimizer steps included), in alternating blocks of 20 steps of the same run
+(four times as many rounds: a block lasts a few milliseconds).
 :func:`command_costs` gives both figures to ``scripts/bench.py``. A benchmark, not a test: the
 number depends on the machine.
 """
@@ -19,6 +20,7 @@ number depends on the machine.
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib.util
 import statistics
 import sys
@@ -105,13 +107,15 @@ def adam_ratio(rounds: int, watch: Any = first_run_watch, block: int = 20) -> fl
     return statistics.median(ratios)
 
 
-def command_costs(calls: int = 20000, rounds: int = 9) -> dict[str, float]:
+def command_costs(calls: int = 20000, rounds: int = 15,
+                  training_rounds: int = 61) -> dict[str, float]:
     """The first run's cost, side by side in one run: microseconds the watch adds per backward
     call (tiny graph, ``calls`` calls a round) and the watched / plain ratio of MLP-with-Adam
-    training steps."""
+    training steps (a round is 20 steps, a few milliseconds: many rounds, for a ratio within a
+    percent)."""
     _, added = measure(calls, rounds, {"now": first_run_watch})
     return {"watch_added_us_per_call": added["now"] * 1e6,
-            "watch_adam_mlp_ratio": adam_ratio(rounds)}
+            "watch_adam_mlp_ratio": adam_ratio(training_rounds)}
 
 
 def main() -> None:
@@ -128,7 +132,10 @@ def main() -> None:
     options = parser.parse_args()
     torch.set_num_threads(1)
     which = ("on_error", "diagnose_on_error") if options.notebook else ("watch", "Watch")
-    watches = {"before": older_watch(options.before, *which)} if options.before else {}
+    watches = {}
+    if options.before:  # the older first run (or guard), as the command (or notebook) enters it
+        older = older_watch(options.before, *which)
+        watches["before"] = older if options.notebook else functools.partial(older, recording=False)
     watches["now"] = diagnose_on_error if options.notebook else first_run_watch
     if options.recording and not options.notebook:
         watches["recording"] = Watch
@@ -141,9 +148,10 @@ def main() -> None:
               f"{watched * 1e6:.1f} us; added "
               f"{added[name] * 1e6:.1f} us per call (median of the rounds' differences)")
     if options.train:
+        rounds = 4 * options.rounds  # a round of training steps is short: more of them
         for name, watch in watches.items():
             print(f"MLP with Adam, watched ({name}) / plain: "
-                  f"{adam_ratio(options.rounds, watch):.4f} (median of {options.rounds} rounds)")
+                  f"{adam_ratio(rounds, watch):.4f} (median of {rounds} rounds)")
 
 
 if __name__ == "__main__":
