@@ -83,7 +83,7 @@ html[data-css-loading] .bd-header img{display:none}
 html[data-css-loading] .bd-main{max-width:60rem;margin:0 auto;padding:1rem 1rem 0}
 html[data-css-loading] a{color:#0a6bb0}
 html[data-css-loading] h1{font-size:1.9rem;line-height:1.2;margin:1rem 0 .4rem}
-html[data-css-loading] :is(pre,code,kbd){font-family:ui-monospace,"Cascadia Code","Source Code Pro",Menlo,Consolas,"DejaVu Sans Mono",monospace}
+html[data-css-loading] :is(pre,code,kbd){font-family:monospace}
 html[data-css-loading] pre{white-space:pre-wrap;overflow-wrap:anywhere;margin:.3rem 0 .6rem;padding:.4rem .6rem;font-size:.8rem;line-height:1.35;background:#f3f4f5;border:1px solid #d1d5da;border-radius:.25rem}
 html[data-css-loading][data-theme=dark] pre{background:#29313d;border-color:#48566b}
 @media (max-width:600px){html[data-css-loading] h1{font-size:1.3rem;margin-top:0}html[data-css-loading] pre{font-size:.7rem}}
