@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import statistics
 import sys
 import tempfile
@@ -54,6 +55,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 LANDING = "intro.html"
 BARE = "a-bare-page.html"
+BEFORE = "the other build's landing page"
 LOADS = 15
 LIMIT = 2.0   # the landing page's first paint / the bare page's, ratio of the medians
 SETTLE_S = 0.5   # between opening a fresh tab and loading the page in it
@@ -73,59 +75,70 @@ PAINT_JS = """
 """
 
 
-async def _paints(executable: str, base: str, size: str, loads: int) -> dict[str, list[float]]:
+async def _paints(executable: str, urls: dict[str, str], size: str, loads: int) -> dict[str, list[float]]:
+    """Each page's first paints and first contentful paints (ms), `loads` of each, page by page in
+    turns: the order of `urls` in even rounds, reversed in odd ones."""
     from playwright.async_api import async_playwright
 
     from browser import LAUNCH_ARGS
 
-    paints: dict[str, list[float]] = {BARE: [], LANDING: []}
-    contentful: dict[str, list[float]] = {BARE: [], LANDING: []}
+    paints: dict[str, list[float]] = {name: [] for name in urls}
+    contentful: dict[str, list[float]] = {name: [] for name in urls}
     async with async_playwright() as p:
         browser = await p.chromium.launch(executable_path=executable, args=LAUNCH_ARGS, headless=True)
         for i in range(loads):
-            for path in ([BARE, LANDING] if i % 2 == 0 else [LANDING, BARE]):
+            for name in (list(urls) if i % 2 == 0 else list(urls)[::-1]):
                 context = await browser.new_context(viewport=SIZES[size], is_mobile=size == "phone",
                                                     has_touch=size == "phone")
                 page = await context.new_page()
                 # The new tab's own start-up (its renderer, its blank page) done first, as when a
                 # reader follows a link in a tab that is already open.
                 await asyncio.sleep(SETTLE_S)
-                await page.goto(f"{base}/{path}", wait_until="load")
+                await page.goto(urls[name], wait_until="load")
                 first, text = await page.evaluate(PAINT_JS)
-                paints[path].append(first)
-                contentful[path].append(text)
+                paints[name].append(first)
+                contentful[name].append(text)
                 await context.close()
         await browser.close()
     return paints, contentful
 
 
-def first_paint(site: Path, loads: int = LOADS) -> dict | None:
+def first_paint(site: Path, loads: int = LOADS, before: Path | None = None) -> dict | None:
     """Per size: each page's median first paint (ms), the ratio, and every load's; None without
-    a Chromium."""
+    a Chromium. With `before` (another build of the site, served from a second server), its
+    landing page takes its turn between the other two, and its median and ratio to the same bare
+    page are given too: a change measured against the build it changes, under the same load."""
     from browser import find_chromium
     from test_site import PREFIX, serve
 
     executable = find_chromium()
     if executable is None:
         return None
-    with tempfile.TemporaryDirectory(prefix="site-with-a-bare-page-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="site-with-a-bare-page-") as tmp, contextlib.ExitStack() as servers:
         folder = Path(tmp)
         for entry in site.iterdir():
             (folder / entry.name).symlink_to(entry.resolve())
         (folder / BARE).write_text(BARE_PAGE)
+        base = servers.enter_context(serve(folder, PREFIX))
+        urls = {BARE: f"{base}/{BARE}", LANDING: f"{base}/{LANDING}"}
+        if before is not None:
+            urls[BEFORE] = f"{servers.enter_context(serve(before, PREFIX))}/{LANDING}"
         figures = {}
-        with serve(folder, PREFIX) as base:
-            for size in SIZES:
-                paints, contentful = asyncio.run(_paints(executable, base, size, loads))
-                bare, landing = statistics.median(paints[BARE]), statistics.median(paints[LANDING])
-                text_ratio = statistics.median(contentful[LANDING]) / statistics.median(contentful[BARE])
-                pairs = [a / b for a, b in zip(paints[LANDING], paints[BARE])]
-                quartiles = statistics.quantiles(pairs, n=4) if len(pairs) > 1 else pairs * 3
-                figures[size] = {"bare_ms": round(bare, 1), "landing_ms": round(landing, 1),
-                                 "ratio": round(landing / bare, 2), "loads": loads,
-                                 "pair_ratios": [round(q, 2) for q in quartiles],
-                                 "contentful_ratio": round(text_ratio, 2),
-                                 "all_bare_ms": paints[BARE], "all_landing_ms": paints[LANDING]}
+        for size in SIZES:
+            paints, contentful = asyncio.run(_paints(executable, urls, size, loads))
+            bare, landing = statistics.median(paints[BARE]), statistics.median(paints[LANDING])
+            text_ratio = statistics.median(contentful[LANDING]) / statistics.median(contentful[BARE])
+            pairs = [a / b for a, b in zip(paints[LANDING], paints[BARE])]
+            quartiles = statistics.quantiles(pairs, n=4) if len(pairs) > 1 else pairs * 3
+            figures[size] = {"bare_ms": round(bare, 1), "landing_ms": round(landing, 1),
+                             "ratio": round(landing / bare, 2), "loads": loads,
+                             "pair_ratios": [round(q, 2) for q in quartiles],
+                             "contentful_ratio": round(text_ratio, 2),
+                             "all_bare_ms": paints[BARE], "all_landing_ms": paints[LANDING]}
+            if before is not None:
+                then = statistics.median(paints[BEFORE])
+                figures[size].update({"before_ms": round(then, 1), "before_ratio": round(then / bare, 2),
+                                      "all_before_ms": paints[BEFORE]})
     return figures
 
 
@@ -133,8 +146,13 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("site", nargs="?", default=str(ROOT / "_build" / "html"))
     parser.add_argument("--loads", type=int, default=LOADS)
+    parser.add_argument("--before", metavar="HTML", help="another build of the site, whose landing page "
+                        "takes its turn with the two others (the build before a change)")
     args = parser.parse_args(argv)
-    figures = first_paint(Path(args.site), args.loads)
+    if args.before is not None and not (Path(args.before) / LANDING).is_file():
+        print(f"--before: {args.before} has no {LANDING}: give the folder of a built site", file=sys.stderr)
+        return 2
+    figures = first_paint(Path(args.site), args.loads, None if args.before is None else Path(args.before))
     if figures is None:
         print("no Chromium found: install it (`make chromium`) or set CHROMIUM=/path/to/it", file=sys.stderr)
         return 2
@@ -144,6 +162,9 @@ def main(argv: list[str]) -> int:
               f"landing page {f['landing_ms']:.0f} ms, {f['ratio']:.2f} times "
               f"(load by load: median {mid:.2f}, quartiles {low:.2f} to {high:.2f}); "
               f"first contentful paint {f['contentful_ratio']:.2f} times")
+        if "before_ms" in f:
+            print(f"{size}: the other build's landing page in the same turns: {f['before_ms']:.0f} ms, "
+                  f"{f['before_ratio']:.2f} times")
     over = {size: f["ratio"] for size, f in figures.items() if f["ratio"] > LIMIT}
     if over:
         print(f"above the limit of {LIMIT:g} times: {over}", file=sys.stderr)
