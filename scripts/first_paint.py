@@ -48,7 +48,7 @@ tiles and 10 ms of CPU time (medians) on a laptop, 8 tiles and 6 ms on a phone, 
 tile and under 1 ms. The content-visibility rule stays as it is: set on the subsections' blocks
 only, or on every block but the subsections, the landing page painted more before its first paint
 (2.6 and 2.1 ms of CPU time against 1.0 on a laptop, 2.1 and 1.8 against 0.9 on a phone, medians
-of 5 traced loads), and without it more still (an earlier helper's traces).
+of 5 traced loads), and without it 2.3 ms against 1.0 on a laptop (another run of 5).
 
 The parts of the page before the article do not show in the wall times. Copies of intro.html served
 beside it, 15 loads each in turns at a load average of 5 to 9, as a ratio to the bare page on a
