@@ -61,13 +61,15 @@ first screen alone with the critical rules and no other head (7 kB) 1.46. No par
 by more than a run's spread, and a page of the first screen alone is not far under the landing
 page.
 
-The font change against the build before it, with --before, 21 loads in turns (the landing page
-now and then, in times the bare page's first paint): at a load average of 11 to 17, 1.56 and 1.78
-on a laptop, 1.40 and 1.48 on a phone; in the next run, at 16, 2.00 and 1.71, 1.50 and 1.56. Both
-builds were at or under 2 in both runs, and neither was reliably ahead on the laptop: the effect
-of five requests is under what this machine's load moves. Run alone one after the other at a load
-of 10 to 12, the build before the change gave 1.74 and 1.32 and the build after 2.27 and 1.47;
-at the start of that session (load 2 to 6) the build before gave 2.07 and 1.88.
+The font change against the build before it, with --before, 21 loads in turns (the landing page now
+and then, in times the bare page's first paint), three runs one after the other at a load average
+of 11 to 17: 1.56 and 1.78, 2.00 and 1.71, 2.19 and 2.38 on a laptop; 1.40 and 1.48, 1.50 and 1.56,
+1.04 and 1.00 on a phone (in the last, the bare page's median was 104 ms). The change was ahead in
+four of six, by 0.06 to 0.22, and behind in two, by 0.29 and 0.04: the effect of five font requests
+is under what this machine's load moves, and neither build stays under 2 on a laptop from run to
+run. Run alone one after the other at a load of 10 to 12, the build before the change gave 1.74 and
+1.32 and the build after 2.27 and 1.47; at the start of that session (load 2 to 6) the build before
+gave 2.07 and 1.88.
 
 Also prints the ratio of the medians of the first contentful paint (the first paint that shows
 text: the landing page's first paint can be its header's line alone), and the median of the
