@@ -31,9 +31,9 @@ every page is rewritten here:
   near it (``content-visibility: auto``: in Chromium's traces of the landing page, a sixth less
   work in its renderer before the first paint); the navigation that the full styles place in the
   sidebars, the print-only copy of the title and contents, and the copy buttons wait for them.
-  Only generic font families: a fresh renderer looks any other name up with a synchronous request
-  to the browser while it lays out the first frame, and a face the system lacks costs one for
-  nothing. The theme's list for code names six faces (ui-monospace to DejaVu Sans Mono); on a
+  Only generic font families: while it lays out the first frame, a fresh renderer looks each named
+  family up with a request to the browser and waits for the answer, and a name the system lacks
+  costs one for nothing. The theme's list for code names six faces (ui-monospace to DejaVu Sans Mono); on a
   Linux system with the last, the landing page made eight such requests for font data before its
   first paint with that list and three with ``monospace`` (Chromium's traces, three loads of four
   on a laptop and on a phone; in the fourth the theme's rules had arrived before the frame was

@@ -624,9 +624,9 @@ def test_the_landing_page_html_asks_for_no_file_before_its_first_paint(site):
     assert page.critical, "no critical rules inline for the first screen"
 
 
-# The font families a browser resolves from its own settings: any other name is looked up, once
-# per fresh renderer, by a synchronous request to the browser, and a face the system lacks costs
-# that request for nothing.
+# The generic font families, which a browser maps to faces it knows the system has. A named family
+# is looked up, once per fresh renderer, by a request to the browser that the renderer waits for,
+# and a name the system lacks costs that request for nothing.
 GENERIC_FAMILIES = {"serif", "sans-serif", "monospace", "cursive", "fantasy", "system-ui"}
 
 
