@@ -25,11 +25,21 @@ every page is rewritten here:
   parsed page as well.
 - Until the stylesheets have all loaded, a small inline stylesheet (``CRITICAL_CSS``) lays out
   what the first screen shows: the page's colours in either scheme, the header's title, the
-  article in its column in the theme's own fonts (so the text does not change face when the theme
-  arrives), its code blocks, the article's blocks below the first screen skipped until they come
+  article in its column in the theme's text face (``system-ui``, so the text does not change face
+  when the theme arrives), its code blocks in the browser's generic ``monospace`` face, the
+  article's blocks below the first screen skipped until they come
   near it (``content-visibility: auto``: in Chromium's traces of the landing page, a sixth less
   work in its renderer before the first paint); the navigation that the full styles place in the
-  sidebars, the print-only copy of the title and contents, and the copy buttons wait for them. Its rules apply
+  sidebars, the print-only copy of the title and contents, and the copy buttons wait for them.
+  Only generic font families: while it lays out the first frame, a fresh renderer looks each named
+  family up with a request to the browser and waits for the answer, and a name the system lacks
+  costs one for nothing. The theme's list for code names six faces (ui-monospace to DejaVu Sans Mono); on a
+  Linux system with the last, the landing page made eight such requests for font data before its
+  first paint with that list and three with ``monospace`` (Chromium's traces, three loads of four
+  on a laptop and on a phone; in the fourth the theme's rules had arrived before the frame was
+  shown, and both made more), each a wait for the browser's thread on a busy machine. Where the
+  theme's list finds another face than the browser's generic one (on a Mac or on Windows, for
+  instance), code changes face when the theme arrives, with the rest of the layout. Its rules apply
   only while ``<html data-css-loading>`` is set, which an inline script sets first and removes
   when the last stylesheet has loaded (or failed): then the page is the theme's, unchanged.
   (Merely non-blocking stylesheets, ``media="print"`` switched to ``all``, arrive from a near
@@ -67,8 +77,9 @@ SCRIPT_ANY = re.compile(r'<script\b([^>]*\bsrc="([^"]*)"[^>]*)>')
 EMPTY_SCRIPT = "<script data-attached-late>"   # what a script attached late leaves, removed with its </script>
 
 # The first screen while the stylesheets load: colours (light, dark, and the reader's system's
-# for "auto"), the header's title, the article in a column, code blocks, in the theme's font
-# families (pydata-sphinx-theme's --pst-font-family-base-system and -monospace-system); the
+# for "auto"), the header's title, the article in a column, code blocks, in generic font
+# families (pydata-sphinx-theme's --pst-font-family-base-system for the text; see the module's
+# docstring for the code's); the
 # article's blocks laid out, shaped and painted only when near the screen (content-visibility:
 # auto, each standing in for 10rem until then). Nothing here outlives the loading: every rule sits
 # under html[data-css-loading].
@@ -83,7 +94,7 @@ html[data-css-loading] .bd-header img{display:none}
 html[data-css-loading] .bd-main{max-width:60rem;margin:0 auto;padding:1rem 1rem 0}
 html[data-css-loading] a{color:#0a6bb0}
 html[data-css-loading] h1{font-size:1.9rem;line-height:1.2;margin:1rem 0 .4rem}
-html[data-css-loading] :is(pre,code,kbd){font-family:ui-monospace,"Cascadia Code","Source Code Pro",Menlo,Consolas,"DejaVu Sans Mono",monospace}
+html[data-css-loading] :is(pre,code,kbd){font-family:monospace}
 html[data-css-loading] pre{white-space:pre-wrap;overflow-wrap:anywhere;margin:.3rem 0 .6rem;padding:.4rem .6rem;font-size:.8rem;line-height:1.35;background:#f3f4f5;border:1px solid #d1d5da;border-radius:.25rem}
 html[data-css-loading][data-theme=dark] pre{background:#29313d;border-color:#48566b}
 @media (max-width:600px){html[data-css-loading] h1{font-size:1.3rem;margin-top:0}html[data-css-loading] pre{font-size:.7rem}}
