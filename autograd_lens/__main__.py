@@ -27,12 +27,13 @@ from typing import Any, NoReturn
 from .arrival import OnTorch
 from .launched import verify_skipped
 from .lifetime import Stopped, end_by_signal_at_exit, end_now, stopped_by_signals, watch_for_exit
-from .replay_run import refusal, replay
+from .replay_run import finish_replay, refusal, start_replay
 from .telling import Teller, child_note, from_a_child
 from .sandbox import root_of
 from .spawned import Spawning
 from .unseen import PACKAGE
-from .verify import CallCounter, Rerun, announce, bound, run_as_main, verify
+from .verify import (CallCounter, Rerun, Started, announce, bound, finish_verify, run_as_main,
+                     start_verify)
 
 _PROG = "python -m autograd_lens"
 _USAGE = (f"{_PROG} [--report FILE] [--no-verify] (script.py | -m module) [args ...]\n"
@@ -281,6 +282,7 @@ def main(argv: list[str] | None = None) -> int:
     # this file.
     teller.children = os.path.join(rerun.folder, "children.jsonl") if rerun is not None else \
         _children_file()
+    ahead = None  # the runs of the first run's edits started beside the replay
     ended_by_it = False  # the diagnosed error ended the program: its summary is said last
     child = False  # this is a child the program forked (os.fork), ending as the program does
     try:
@@ -299,16 +301,19 @@ def main(argv: list[str] | None = None) -> int:
         if child:  # no replay, no run of the edits, no report: the parent's
             pass
         elif teller.finding is not None and not isinstance(ending, (KeyboardInterrupt, Stopped)):
+            ahead = _Ahead(teller, rerun, counter, options.module, target) \
+                if verifying and rerun is not None and replaying else None
             ending = _replay(teller, rerun if replaying else None, options.module,
-                             target) or ending
+                             target, ahead) or ending
         if child:
             pass
         elif verifying and rerun is not None and teller.finding is not None and teller.fixes and \
                 not isinstance(ending, (KeyboardInterrupt, Stopped)):
-            ending = _verify(teller, rerun, counter, options.module, target) or ending
+            ending = _verify(teller, rerun, counter, options.module, target, ahead) or ending
         else:
             teller.say_pending()
-            teller.say_edits(None, "the program was stopped before they could run")
+            teller.say_edits(None, "the runs of the edits were stopped" if ahead is not None
+                             and ahead.started else "the program was stopped before they could run")
     finally:
         if not child:
             teller.say_pending()
@@ -345,10 +350,56 @@ def _watching(teller: Teller, watching: list, counter: CallCounter | None,
     return watching[-1:]
 
 
+class _Ahead:
+    """The runs of the first run's edits, started beside the replay once it reached the failing
+    call (:meth:`~autograd_lens.replay_run.Replaying.failed_at`: the steps made before it, which
+    a run of an edit counts from, are known then; the replay goes on making its evidence), one
+    at a time (a core for the replay, one for them). The replay's finding can change the edits:
+    :func:`_verify` takes the result of a run started here only for the same edits, run the
+    same way, and stops the rest."""
+
+    def __init__(self, teller: Teller, rerun: Rerun, counter: CallCounter, module: str | None,
+                 target: list[str]) -> None:
+        self.teller, self.rerun, self.counter = teller, rerun, counter
+        self.module, self.target = module, target
+        self.waiting = list(teller.fixes)
+        self.started: dict[tuple, Any] = {}
+        self.replaying: Any = None
+
+    def poll(self) -> None:
+        """Start the next run when the replay has reached the failing call and no run of ours
+        goes on (called while the replay runs)."""
+        if not self.waiting or self.replaying is None or \
+                any(isinstance(started, Started) and not started.done()
+                    for started in self.started.values()):
+            return
+        failed = self.replaying.failed_at()
+        if failed is None:
+            return
+        fix = self.waiting.pop(0)
+        teller, steps = self.teller, failed["steps_before"]
+        self.started[(tuple(fix.edits), steps)] = start_verify(
+            list(fix.edits), self.module, self.target, teller.calls_before, self.rerun,
+            bound(teller.seconds), self.counter.expected, steps)
+
+    def take(self, edits: tuple, steps_before: int | None) -> Any:
+        """The run started here of ``edits`` counted from ``steps_before`` steps, or None."""
+        return self.started.pop((edits, steps_before), None)
+
+    def stop_rest(self) -> None:
+        """Stop the runs started here that no edit took."""
+        for started in self.started.values():
+            if isinstance(started, Started):
+                self.rerun.cancel(started.run)
+        self.started.clear()
+
+
 def _replay(teller: Teller, replayer: Rerun | None, module: str | None,
-            target: list[str]) -> BaseException | None:
+            target: list[str], ahead: _Ahead | None = None) -> BaseException | None:
     """The replay under recording (see :mod:`autograd_lens.replay_run`): the finding is then
-    said from its evidence; a signal (or Ctrl-C) meanwhile stops it and is returned."""
+    said from its evidence; a signal (or Ctrl-C) meanwhile stops it and is returned. With
+    ``ahead``, the runs of the first run's edits start as soon as the replay reached the
+    failing call."""
     if replayer is None:
         sys.stderr.write(refusal(os.environ) or "")
         teller.amend(None, "no replay under a distributed launcher")
@@ -356,10 +407,17 @@ def _replay(teller: Teller, replayer: Rerun | None, module: str | None,
     kind = "modified" if teller.finding.inplace else "freed"
     try:
         with stopped_by_signals():
-            found = replay(module, target, teller.calls_before, bound(teller.seconds),
-                           replayer, kind)
+            replaying = start_replay(module, target, teller.calls_before, bound(teller.seconds),
+                                     replayer, kind)
+            if ahead is not None:
+                ahead.replaying = replaying
+            found = finish_replay(replaying, ahead.poll if ahead is not None else None)
     except (Stopped, KeyboardInterrupt) as stopped:
-        sys.stderr.write("\nautograd_lens: the replay was stopped.\n")
+        if ahead is not None and ahead.started:  # the runs of edits beside it stop with it
+            sys.stderr.write("\nautograd_lens: the replay was stopped, and the runs of the "
+                             "suggested edits were stopped (and their temporary copy removed).\n")
+        else:
+            sys.stderr.write("\nautograd_lens: the replay was stopped.\n")
         teller.amend(None, "the replay was stopped")
         return stopped
     teller.amend(found, "" if found else "the replay did not fail the same way "
@@ -406,17 +464,24 @@ def _steps_before(teller: Teller) -> int | None:
 
 
 def _verify(teller: Teller, rerun: Rerun, counter: CallCounter, module: str | None,
-            target: list[str]) -> BaseException | None:
-    """The runs of the candidate edits, one after the other; then the diagnosis and the edit
-    block. A signal (or Ctrl-C) meanwhile stops them and is returned."""
+            target: list[str], ahead: _Ahead | None = None) -> BaseException | None:
+    """The runs of the candidate edits, one after the other (a run that ``ahead`` started beside
+    the replay, of the same edits counted from the same step, is taken as it is); then the
+    diagnosis and the edit block. A signal (or Ctrl-C) meanwhile stops them and is returned."""
     seconds = bound(teller.seconds)
     runs = []
     try:
         with stopped_by_signals():
             sys.stderr.write(announce(teller.calls_before, seconds, len(teller.fixes)))
+            steps = _steps_before(teller)
             for fix in teller.fixes:
-                runs.append(verify(list(fix.edits), module, target, teller.calls_before, rerun,
-                                   seconds, counter.expected, _steps_before(teller)))
+                started = ahead.take(tuple(fix.edits), steps) if ahead is not None else None
+                if started is None:
+                    started = start_verify(list(fix.edits), module, target, teller.calls_before,
+                                           rerun, seconds, counter.expected, steps)
+                runs.append(finish_verify(started))
+            if ahead is not None:
+                ahead.stop_rest()
     except (Stopped, KeyboardInterrupt) as stopped:
         teller.say_pending()
         teller.say_edits(None, "the runs of the edits were stopped")
