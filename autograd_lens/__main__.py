@@ -81,7 +81,8 @@ taken abbreviated, as python's are not; "--" may end the command's options.
 
 Before an edit is printed as the fix, it is run: the command applies each suggested edit to a
 copy of the program and runs it in a sandbox, one run after the other, each in a new process
-forked from one started with the first run (which imports torch meanwhile). The sandbox's
+forked from one started with the first run (which imports torch meanwhile); the first runs go
+on beside the replay, from the moment it reaches the call that failed. The sandbox's
 working folder is a temporary copy of the program's folder (small files copied, big ones
 linked); a write outside it (open for writing, torch.save, os and shutil's file operations) and
 the network (but this machine) are refused, and the run reads no input. A run stops after the
