@@ -20,6 +20,7 @@ import os
 import signal
 import sys
 import tempfile
+import time
 import types
 import zipfile
 from typing import Any, NoReturn
@@ -49,8 +50,8 @@ your program that carry the old graph into this step (most likely first, each wi
 line and function where it enters the step), the likely pattern, its fix, and the book's page
 about it; then the fix written as an edit of your own lines (a unified diff; where the intent
 is unclear, other edits follow, each saying what it computes).
-Before the diagnosis is printed, the program is replayed in a second Python process up to the
-call that failed, under a recorder of every in-place write, graph node, backward call and
+Before the diagnosis is printed, the program is replayed in a second Python process (from
+the moment the backward fails) up to the call that failed, under a recorder of every in-place write, graph node, backward call and
 optimizer step: the write, the node, the backward that freed it and the names that hold it are
 said from that recording. A replay that does not fail the same way (or none, under torchrun)
 leaves what the text says about a write, a step or a loop marked as a guess. The replay runs in
@@ -284,11 +285,15 @@ def main(argv: list[str] | None = None) -> int:
     teller.children = os.path.join(rerun.folder, "children.jsonl") if rerun is not None else \
         _children_file()
     ahead = None  # the runs of the first run's edits started beside the replay
+    # The replay, started at the failure while the first run explains it and ends.
+    early = _Early(teller, rerun, watching, options.module, target) \
+        if rerun is not None and replaying else None
     ended_by_it = False  # the diagnosed error ended the program: its summary is said last
     child = False  # this is a child the program forked (os.fork), ending as the program does
     try:
         code, ending, uncaught = _first_run(
-            OnTorch(lambda: _watching(teller, watching, counter, not replaying)), options.module,
+            OnTorch(lambda: _watching(teller, watching, counter, not replaying, early)),
+            options.module,
             target, Spawning(teller.pid, teller.children, os.getcwd()))
         child = os.getpid() != teller.pid
         ended_by_it = uncaught is not None and bool(watching) and \
@@ -305,7 +310,7 @@ def main(argv: list[str] | None = None) -> int:
             ahead = _Ahead(teller, rerun, counter, options.module, target) \
                 if verifying and rerun is not None and replaying else None
             ending = _replay(teller, rerun if replaying else None, options.module,
-                             target, ahead) or ending
+                             target, ahead, early) or ending
         if child:
             pass
         elif verifying and rerun is not None and teller.finding is not None and teller.fixes and \
@@ -337,18 +342,64 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _watching(teller: Teller, watching: list, counter: CallCounter | None,
-              recording: bool = False) -> list:
+              recording: bool = False, early: "_Early | None" = None) -> list:
     """The watch, made once the program imports torch (kept in ``watching``: its count of
-    calls is the failing call's number); at the failure it hands the failing call's outputs to
-    ``counter``, which keeps the parameters that the runs of the edits compare with (nothing
-    else runs on each call: the optimizer steps before the failure are the replay's). It keeps
-    where each call was made only when ``recording`` (no replay will: under a distributed
-    launcher)."""
+    calls is the failing call's number); at the failure, before the watch explains it, it
+    starts the replay (``early``) and hands the failing call's outputs to ``counter``, which
+    keeps the parameters that the runs of the edits compare with (nothing else runs on each
+    call: the optimizer steps before the failure are the replay's). It keeps where each call
+    was made only when ``recording`` (no replay will: under a distributed launcher)."""
     from .watch import Watch
 
+    def at_failure(outputs: Any) -> None:
+        if early is not None:
+            early.start()
+        if counter is not None:
+            counter.keep(outputs)
+
     watching.append(Watch(on_failure=teller.failed, on_repeat=teller.repeated, recording=recording,
-                          on_outputs=counter.keep if counter is not None else None))
+                          on_outputs=at_failure if early or counter else None))
     return watching[-1:]
+
+
+class _Early:
+    """The replay started at the moment a backward of the first run fails (the watch hands
+    over the failing call's outputs before it explains the failure): it runs while the first
+    run explains the failure and the program ends. :func:`_replay` takes it when the failure
+    it then replays is the same call (a program that catches the error and fails again later
+    gets the replay of the later failure: this one is stopped). Started only when the re-run's
+    process is ready (never waited for here, inside the program's backward call), and only by
+    the command's own process (not a child the program forked)."""
+
+    def __init__(self, teller: Teller, rerun: Rerun, watching: list, module: str | None,
+                 target: list[str]) -> None:
+        self.teller, self.rerun, self.watching = teller, rerun, watching
+        self.module, self.target = module, target
+        self.replaying: Any = None
+
+    def start(self) -> None:
+        if os.getpid() != self.teller.pid or not self.watching:
+            return
+        calls = self.watching[0].count
+        if self.replaying is not None:
+            if self.replaying.calls_before == calls:
+                return
+            self.rerun.cancel(self.replaying.run)
+            self.replaying = None
+        if not self.rerun.ready():
+            return
+        seconds = time.monotonic() - self.teller.started  # as the teller's, at the failure
+        self.replaying = start_replay(self.module, self.target, calls, bound(seconds),
+                                     self.rerun)
+
+    def take(self, calls_before: int) -> Any:
+        """The replay started here, if it replays up to call ``calls_before + 1``; else None
+        (one started here is stopped)."""
+        replaying, self.replaying = self.replaying, None
+        if replaying is not None and replaying.calls_before != calls_before:
+            self.rerun.cancel(replaying.run)
+            return None
+        return replaying
 
 
 class _Ahead:
@@ -396,11 +447,12 @@ class _Ahead:
 
 
 def _replay(teller: Teller, replayer: Rerun | None, module: str | None,
-            target: list[str], ahead: _Ahead | None = None) -> BaseException | None:
+            target: list[str], ahead: _Ahead | None = None,
+            early: _Early | None = None) -> BaseException | None:
     """The replay under recording (see :mod:`autograd_lens.replay_run`): the finding is then
     said from its evidence; a signal (or Ctrl-C) meanwhile stops it and is returned. With
     ``ahead``, the runs of the first run's edits start as soon as the replay reached the
-    failing call."""
+    failing call; ``early`` holds the replay if it was started at the failure."""
     if replayer is None:
         sys.stderr.write(refusal(os.environ) or "")
         teller.amend(None, "no replay under a distributed launcher")
@@ -408,8 +460,11 @@ def _replay(teller: Teller, replayer: Rerun | None, module: str | None,
     kind = "modified" if teller.finding.inplace else "freed"
     try:
         with stopped_by_signals():
-            replaying = start_replay(module, target, teller.calls_before, bound(teller.seconds),
-                                     replayer, kind)
+            replaying = early.take(teller.calls_before) if early is not None else None
+            if replaying is None:
+                replaying = start_replay(module, target, teller.calls_before,
+                                         bound(teller.seconds), replayer, kind)
+            replaying.kind = kind
             if ahead is not None:
                 ahead.replaying = replaying
             found = finish_replay(replaying, ahead.poll if ahead is not None else None)

@@ -224,6 +224,16 @@ class Rerun:
                 return "".join(said)
             said.append(line)
 
+    def ready(self) -> bool:
+        """Whether the process is ready for a run now (torch imported), without waiting."""
+        if self._ready is None and self._line_waiting():
+            self._wait_ready()
+        return bool(self._ready)
+
+    def _line_waiting(self) -> bool:
+        return b"\n" in self._buffer or self._ended or \
+            bool(select.select([self.process.stderr], [], [], 0)[0])
+
     def _wait_ready(self) -> bool:
         if self._ready is None:
             line = self._line(None)
