@@ -155,3 +155,37 @@ def test_the_command_leaves_nothing_in_the_temporary_folder(tmp_path):
     report = json.loads((work / "report.json").read_text())
     assert report["verified"] is not None and report["verified"]["verdict"] == "gone", report
     assert sorted(p.name for p in temp.iterdir()) == []
+
+
+CAUGHT_THEN_FAILS = '''\
+import torch
+
+torch.manual_seed(0)
+w = torch.ones(3, requires_grad=True)
+loss = (w * w).sum()
+loss.backward()
+try:
+    loss.backward()  # fails; caught: the program goes on
+except RuntimeError:
+    pass
+h = w * 2
+for step in range(2):
+    h = h * w  # enters: h
+    h.sum().backward()
+'''
+
+
+def test_a_replay_started_at_a_caught_failure_gives_way_to_the_later_ones(tmp_path):
+    """The replay starts at the moment a backward fails, while the program goes on; when the
+    program caught that error and fails again at another call, the replay is of the later
+    failure (the one diagnosed last), and the edits are run against it."""
+    (tmp_path / "caught.py").write_text(CAUGHT_THEN_FAILS)
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    done = subprocess.run([sys.executable, "-m", "autograd_lens", "--report", "report.json",
+                           "caught.py"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 1, done.stderr[-3000:]
+    report = json.loads((tmp_path / "report.json").read_text())
+    # Calls that returned: the first backward, then the loop's first; the third call fails.
+    assert report["recorded"]["call"] == 3 and report["recorded"]["kind"] == "freed", report
+    assert report["verified"]["verdict"] == "gone", report
