@@ -50,14 +50,15 @@ your program that carry the old graph into this step (most likely first, each wi
 line and function where it enters the step), the likely pattern, its fix, and the book's page
 about it; then the fix written as an edit of your own lines (a unified diff; where the intent
 is unclear, other edits follow, each saying what it computes).
-Before the diagnosis is printed, the program is replayed in a second Python process (from
-the moment the backward fails) up to the call that failed, under a recorder of every in-place write, graph node, backward call and
-optimizer step: the write, the node, the backward that freed it and the names that hold it are
-said from that recording. A replay that does not fail the same way (or none, under torchrun)
-leaves what the text says about a write, a step or a loop marked as a guess. The replay runs in
-the sandbox described below, in a temporary copy of the program's folder: what it writes there
-goes with the copy, a write outside it and the network (but this machine) are refused, and its
-output is not shown; only a process it starts (subprocess, os.system) is not held to that.
+Before the diagnosis is printed, the program is replayed in a second Python process (from the
+moment the backward fails) up to the call that failed, under a recorder of every in-place
+write, graph node, backward call and optimizer step: the write, the node, the backward that
+freed it and the names that hold it are said from that recording. A replay that does not fail
+the same way (or none, under torchrun) leaves what the text says about a write, a step or a
+loop marked as a guess. The replay runs in the sandbox described below, in a temporary copy of
+the program's folder: what it writes there goes with the copy, a write outside it and the
+network (but this machine) are refused, and its output is not shown; only a process it starts
+(subprocess, os.system) is not held to that.
 A program that catches the error and goes on gets the diagnosis in full the first time; the
 same error again at the same line is one line ("the same error at train.py:57 again, 3 times so
 far"). When the error ends the program, the diagnosis in short (the carrier and its line, the
