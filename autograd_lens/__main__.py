@@ -368,9 +368,10 @@ class _Early:
     over the failing call's outputs before it explains the failure): it runs while the first
     run explains the failure and the program ends. :func:`_replay` takes it when the failure
     it then replays is the same call (a program that catches the error and fails again later
-    gets the replay of the later failure: this one is stopped). Started only when the re-run's
-    process is ready (never waited for here, inside the program's backward call), and only by
-    the command's own process (not a child the program forked)."""
+    gets the replay of the later failure: this one is stopped). Asked for without waiting for
+    the re-run's process to be ready (it starts once it is: nothing waits here, inside the
+    program's backward call), and only by the command's own process (not a child the program
+    forked)."""
 
     def __init__(self, teller: Teller, rerun: Rerun, watching: list, module: str | None,
                  target: list[str]) -> None:
@@ -387,11 +388,9 @@ class _Early:
                 return
             self.rerun.cancel(self.replaying.run)
             self.replaying = None
-        if not self.rerun.ready():
-            return
         seconds = time.monotonic() - self.teller.started  # as the teller's, at the failure
         self.replaying = start_replay(self.module, self.target, calls, bound(seconds),
-                                     self.rerun)
+                                      self.rerun, waiting=False)
 
     def take(self, calls_before: int) -> Any:
         """The replay started here, if it replays up to call ``calls_before + 1``; else None

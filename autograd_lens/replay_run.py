@@ -126,8 +126,10 @@ class Replaying:
 
 
 def start_replay(module: str | None, target: list[str], calls_before: int,
-                 seconds: float | None, rerun: Rerun, kind: str | None = None) -> Replaying:
-    """Start the replay (see :func:`replay`) in ``rerun``'s process and return at once."""
+                 seconds: float | None, rerun: Rerun, kind: str | None = None,
+                 waiting: bool = True) -> Replaying:
+    """Start the replay (see :func:`replay`) in ``rerun``'s process and return at once
+    (``waiting``: as in :meth:`~autograd_lens.verify.Rerun.start`)."""
     # The replay's files in the sandbox's folder, removed with it.
     folder = os.path.join(rerun.folder, f"replay_{rerun.runs}")
     os.makedirs(folder, exist_ok=True)
@@ -136,7 +138,7 @@ def start_replay(module: str | None, target: list[str], calls_before: int,
             "record": os.path.join(folder, "evidence.json"),
             "finding": os.path.join(folder, "finding.pickle"),
             "failed_at": os.path.join(folder, "failed_at.json")}
-    return Replaying(rerun, rerun.start(spec, seconds), spec, calls_before, kind)
+    return Replaying(rerun, rerun.start(spec, seconds, waiting), spec, calls_before, kind)
 
 
 def finish_replay(replaying: Replaying, poll: Any = None) -> Replayed | None:

@@ -191,6 +191,7 @@ class Rerun:
         self._deadlines: dict[int, float | None] = {}
         self._seconds: dict[int, float | None] = {}
         self._other: list[str] = []  # the other lines it said (an error of its own)
+        self._unready: set[int] = set()  # the runs asked for before the process was ready
         # The first run starts once the folder is copied: the runs find it as the first run did.
         copied = self._line(None)
         self._said = "" if copied == sandbox.COPIED else copied + "\n"
@@ -224,16 +225,6 @@ class Rerun:
                 return "".join(said)
             said.append(line)
 
-    def ready(self) -> bool:
-        """Whether the process is ready for a run now (torch imported), without waiting."""
-        if self._ready is None and self._line_waiting():
-            self._wait_ready()
-        return bool(self._ready)
-
-    def _line_waiting(self) -> bool:
-        return b"\n" in self._buffer or self._ended or \
-            bool(select.select([self.process.stderr], [], [], 0)[0])
-
     def _wait_ready(self) -> bool:
         if self._ready is None:
             line = self._line(None)
@@ -242,12 +233,14 @@ class Rerun:
                 self._said += line + self._rest()
         return self._ready
 
-    def start(self, spec: dict, seconds: float | None = None) -> int | None:
+    def start(self, spec: dict, seconds: float | None = None, waiting: bool = True) -> int | None:
         """Start a run of the program as ``spec`` says (see ``_child``) once the process is
         ready (torch imported), stopped after ``seconds``; returns its number (its folder is
         ``run_<number>``), or None when the process could not start it (:meth:`wait` then
-        returns what it said)."""
-        if not self._wait_ready():
+        returns what it said). ``waiting=False``: the run is asked for without waiting until the
+        process is ready (it starts when the process is; asked from inside a backward call of
+        the program, which this must not hold up)."""
+        if self._ready is False or (waiting and not self._wait_ready()):
             return None
         run = self.runs
         self.runs += 1
@@ -258,6 +251,8 @@ class Rerun:
             return None
         self._seconds[run] = seconds
         self._deadlines[run] = None if seconds is None else time.monotonic() + seconds + 30
+        if not self._ready:
+            self._unready.add(run)  # its time counts from when the process is ready
         return run
 
     def done(self, run: int | None) -> bool:
@@ -273,7 +268,9 @@ class Rerun:
                 return True
 
     def _heard(self, line: str) -> None:
-        if line.startswith(DONE):
+        if line == READY and self._ready is None:
+            self._ready = True
+        elif line.startswith(DONE):
             number, _, how = line[len(DONE):].strip().partition(" ")
             self._done[int(number)] = how
         elif line:
@@ -286,7 +283,13 @@ class Rerun:
         on stderr beside the runs' ends (nothing, unless it failed itself)."""
         if run is None:
             return self._said or self._rest()
+        if not self._wait_ready():
+            return self._said
         seconds = self._seconds.get(run)
+        if run in self._unready:  # asked for before the process was ready: its time from now
+            self._unready.discard(run)
+            if seconds is not None:
+                self._deadlines[run] = time.monotonic() + seconds + 30
         while run not in self._done:
             deadline = self._deadlines[run]
             left = None if deadline is None else deadline - time.monotonic()
