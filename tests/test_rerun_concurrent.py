@@ -189,3 +189,17 @@ def test_a_replay_started_at_a_caught_failure_gives_way_to_the_later_ones(tmp_pa
     # Calls that returned: the first backward, then the loop's first; the third call fails.
     assert report["recorded"]["call"] == 3 and report["recorded"]["kind"] == "freed", report
     assert report["verified"]["verdict"] == "gone", report
+
+
+def test_a_replay_asked_for_before_the_process_is_ready_runs_once_it_is(tmp_path, monkeypatch):
+    """At the failure the replay is asked for without waiting for the re-run's process to have
+    imported torch (that happens inside the program's backward call): the order waits in the
+    process's input and the replay runs once it is ready, as if asked for then."""
+    script = tmp_path / "fail.py"
+    script.write_text((SCRIPTS / "fail_01_backward_twice.py").read_text())
+    monkeypatch.chdir(tmp_path)
+    with Rerun() as rerun:  # just started: it imports torch now
+        replaying = start_replay(None, [str(script)], 1, 120, rerun, "freed", waiting=False)
+        assert replaying.run == 0
+        found = finish_replay(replaying)
+    assert found is not None and found["call"] == 2 and found["kind"] == "freed"
