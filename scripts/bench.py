@@ -6,6 +6,8 @@ library's ratios divide two medians of ``LIBRARY_REPEATS`` (9) runs each, and th
 are medians of ``WATCH_ROUNDS`` (9) rounds (``scripts/bench_watch.py``). Measured:
 
 * the library's ratios, each side by side with what it is compared to, in one process;
+* the command's time beyond the program's own on the 3,800-node LSTM (``scripts/bench_command.py``:
+  the median of ``BENCH_REPEATS`` differences, each of a plain run and the command's run side by side);
 * every notebook alone in a fresh kernel (nbclient), and each cell's time; the floor, a fresh
   kernel that runs only the setup cell every notebook starts with (what every notebook imports),
   and each notebook's time as a multiple of it;
