@@ -458,6 +458,7 @@ def _replay(teller: Teller, replayer: Rerun | None, module: str | None,
         teller.amend(None, "no replay under a distributed launcher")
         return None
     kind = "modified" if teller.finding.inplace else "freed"
+    replayed = False
     try:
         with stopped_by_signals():
             replaying = early.take(teller.calls_before) if early is not None else None
@@ -468,16 +469,24 @@ def _replay(teller: Teller, replayer: Rerun | None, module: str | None,
             if ahead is not None:
                 ahead.replaying = replaying
             found = finish_replay(replaying, ahead.poll if ahead is not None else None)
+            replayed = True
+            # Still under the signals' watch: the runs of edits started beside the replay go on.
+            teller.amend(found, "" if found else "the replay did not fail the same way "
+                         f"(at backward call {teller.calls_before + 1} with the same error)")
     except (Stopped, KeyboardInterrupt) as stopped:
-        if ahead is not None and ahead.started:  # the runs of edits beside it stop with it
+        edits = ahead is not None and bool(ahead.started)  # runs beside it: stopped with it
+        if replayed:
+            if edits:
+                sys.stderr.write("\nautograd_lens: the runs of the suggested edits were stopped "
+                                 "(and their temporary copy removed).\n")
+        elif edits:
             sys.stderr.write("\nautograd_lens: the replay was stopped, and the runs of the "
                              "suggested edits were stopped (and their temporary copy removed).\n")
         else:
             sys.stderr.write("\nautograd_lens: the replay was stopped.\n")
-        teller.amend(None, "the replay was stopped")
+        if not replayed:
+            teller.amend(None, "the replay was stopped")
         return stopped
-    teller.amend(found, "" if found else "the replay did not fail the same way "
-                 f"(at backward call {teller.calls_before + 1} with the same error)")
     return None
 
 
