@@ -20,6 +20,7 @@ import os
 import signal
 import sys
 import tempfile
+import time
 import types
 import zipfile
 from typing import Any, NoReturn
@@ -27,12 +28,13 @@ from typing import Any, NoReturn
 from .arrival import OnTorch
 from .launched import verify_skipped
 from .lifetime import Stopped, end_by_signal_at_exit, end_now, stopped_by_signals, watch_for_exit
-from .replay_run import refusal, replay
+from .replay_run import finish_replay, refusal, start_replay
 from .telling import Teller, child_note, from_a_child
 from .sandbox import root_of
 from .spawned import Spawning
 from .unseen import PACKAGE
-from .verify import CallCounter, Rerun, announce, bound, run_as_main, verify
+from .verify import (CallCounter, Rerun, Started, announce, bound, finish_verify, run_as_main,
+                     start_verify)
 
 _PROG = "python -m autograd_lens"
 _USAGE = (f"{_PROG} [--report FILE] [--no-verify] (script.py | -m module) [args ...]\n"
@@ -48,14 +50,15 @@ your program that carry the old graph into this step (most likely first, each wi
 line and function where it enters the step), the likely pattern, its fix, and the book's page
 about it; then the fix written as an edit of your own lines (a unified diff; where the intent
 is unclear, other edits follow, each saying what it computes).
-Before the diagnosis is printed, the program is replayed in a second Python process up to the
-call that failed, under a recorder of every in-place write, graph node, backward call and
-optimizer step: the write, the node, the backward that freed it and the names that hold it are
-said from that recording. A replay that does not fail the same way (or none, under torchrun)
-leaves what the text says about a write, a step or a loop marked as a guess. The replay runs in
-the sandbox described below, in a temporary copy of the program's folder: what it writes there
-goes with the copy, a write outside it and the network (but this machine) are refused, and its
-output is not shown; only a process it starts (subprocess, os.system) is not held to that.
+Before the diagnosis is printed, the program is replayed in a second Python process (from the
+moment the backward fails) up to the call that failed, under a recorder of every in-place
+write, graph node, backward call and optimizer step: the write, the node, the backward that
+freed it and the names that hold it are said from that recording. A replay that does not fail
+the same way (or none, under torchrun) leaves what the text says about a write, a step or a
+loop marked as a guess. The replay runs in the sandbox described below, in a temporary copy of
+the program's folder: what it writes there goes with the copy, a write outside it and the
+network (but this machine) are refused, and its output is not shown; only a process it starts
+(subprocess, os.system) is not held to that.
 A program that catches the error and goes on gets the diagnosis in full the first time; the
 same error again at the same line is one line ("the same error at train.py:57 again, 3 times so
 far"). When the error ends the program, the diagnosis in short (the carrier and its line, the
@@ -80,7 +83,8 @@ taken abbreviated, as python's are not; "--" may end the command's options.
 
 Before an edit is printed as the fix, it is run: the command applies each suggested edit to a
 copy of the program and runs it in a sandbox, one run after the other, each in a new process
-forked from one started with the first run (which imports torch meanwhile). The sandbox's
+forked from one started with the first run (which imports torch meanwhile); the first runs go
+on beside the replay, from the moment it reaches the call that failed. The sandbox's
 working folder is a temporary copy of the program's folder (small files copied, big ones
 linked); a write outside it (open for writing, torch.save, os and shutil's file operations) and
 the network (but this machine) are refused, and the run reads no input. A run stops after the
@@ -281,11 +285,16 @@ def main(argv: list[str] | None = None) -> int:
     # this file.
     teller.children = os.path.join(rerun.folder, "children.jsonl") if rerun is not None else \
         _children_file()
+    ahead = None  # the runs of the first run's edits started beside the replay
+    # The replay, started at the failure while the first run explains it and ends.
+    early = _Early(teller, rerun, watching, options.module, target) \
+        if rerun is not None and replaying else None
     ended_by_it = False  # the diagnosed error ended the program: its summary is said last
     child = False  # this is a child the program forked (os.fork), ending as the program does
     try:
         code, ending, uncaught = _first_run(
-            OnTorch(lambda: _watching(teller, watching, counter, not replaying)), options.module,
+            OnTorch(lambda: _watching(teller, watching, counter, not replaying, early)),
+            options.module,
             target, Spawning(teller.pid, teller.children, os.getcwd()))
         child = os.getpid() != teller.pid
         ended_by_it = uncaught is not None and bool(watching) and \
@@ -299,16 +308,19 @@ def main(argv: list[str] | None = None) -> int:
         if child:  # no replay, no run of the edits, no report: the parent's
             pass
         elif teller.finding is not None and not isinstance(ending, (KeyboardInterrupt, Stopped)):
+            ahead = _Ahead(teller, rerun, counter, options.module, target) \
+                if verifying and rerun is not None and replaying else None
             ending = _replay(teller, rerun if replaying else None, options.module,
-                             target) or ending
+                             target, ahead, early) or ending
         if child:
             pass
         elif verifying and rerun is not None and teller.finding is not None and teller.fixes and \
                 not isinstance(ending, (KeyboardInterrupt, Stopped)):
-            ending = _verify(teller, rerun, counter, options.module, target) or ending
+            ending = _verify(teller, rerun, counter, options.module, target, ahead) or ending
         else:
             teller.say_pending()
-            teller.say_edits(None, "the program was stopped before they could run")
+            teller.say_edits(None, "the runs of the edits were stopped" if ahead is not None
+                             and ahead.started else "the program was stopped before they could run")
     finally:
         if not child:
             teller.say_pending()
@@ -331,39 +343,150 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _watching(teller: Teller, watching: list, counter: CallCounter | None,
-              recording: bool = False) -> list:
+              recording: bool = False, early: "_Early | None" = None) -> list:
     """The watch, made once the program imports torch (kept in ``watching``: its count of
-    calls is the failing call's number); at the failure it hands the failing call's outputs to
-    ``counter``, which keeps the parameters that the runs of the edits compare with (nothing
-    else runs on each call: the optimizer steps before the failure are the replay's). It keeps
-    where each call was made only when ``recording`` (no replay will: under a distributed
-    launcher)."""
+    calls is the failing call's number); at the failure, before the watch explains it, it
+    starts the replay (``early``) and hands the failing call's outputs to ``counter``, which
+    keeps the parameters that the runs of the edits compare with (nothing else runs on each
+    call: the optimizer steps before the failure are the replay's). It keeps where each call
+    was made only when ``recording`` (no replay will: under a distributed launcher)."""
     from .watch import Watch
 
+    def at_failure(outputs: Any) -> None:
+        if early is not None:
+            early.start()
+        if counter is not None:
+            counter.keep(outputs)
+
     watching.append(Watch(on_failure=teller.failed, on_repeat=teller.repeated, recording=recording,
-                          on_outputs=counter.keep if counter is not None else None))
+                          on_outputs=at_failure if early or counter else None))
     return watching[-1:]
 
 
+class _Early:
+    """The replay started at the moment a backward of the first run fails (the watch hands
+    over the failing call's outputs before it explains the failure): it runs while the first
+    run explains the failure and the program ends. :func:`_replay` takes it when the failure
+    it then replays is the same call (a program that catches the error and fails again later
+    gets the replay of the later failure: this one is stopped). Asked for without waiting for
+    the re-run's process to be ready (it starts once it is: nothing waits here, inside the
+    program's backward call), and only by the command's own process (not a child the program
+    forked)."""
+
+    def __init__(self, teller: Teller, rerun: Rerun, watching: list, module: str | None,
+                 target: list[str]) -> None:
+        self.teller, self.rerun, self.watching = teller, rerun, watching
+        self.module, self.target = module, target
+        self.replaying: Any = None
+
+    def start(self) -> None:
+        if os.getpid() != self.teller.pid or not self.watching:
+            return
+        calls = self.watching[0].count
+        if self.replaying is not None:
+            if self.replaying.calls_before == calls:
+                return
+            self.rerun.cancel(self.replaying.run)
+            self.replaying = None
+        seconds = time.monotonic() - self.teller.started  # as the teller's, at the failure
+        self.replaying = start_replay(self.module, self.target, calls, bound(seconds),
+                                      self.rerun, waiting=False)
+
+    def take(self, calls_before: int) -> Any:
+        """The replay started here, if it replays up to call ``calls_before + 1``; else None
+        (one started here is stopped)."""
+        replaying, self.replaying = self.replaying, None
+        if replaying is not None and replaying.calls_before != calls_before:
+            self.rerun.cancel(replaying.run)
+            return None
+        return replaying
+
+
+class _Ahead:
+    """The runs of the first run's edits, started beside the replay once it reached the failing
+    call (:meth:`~autograd_lens.replay_run.Replaying.failed_at`: the steps made before it, which
+    a run of an edit counts from, are known then; the replay goes on making its evidence), one
+    at a time (a core for the replay, one for them). The replay's finding can change the edits:
+    :func:`_verify` takes the result of a run started here only for the same edits, run the
+    same way, and stops the rest."""
+
+    def __init__(self, teller: Teller, rerun: Rerun, counter: CallCounter, module: str | None,
+                 target: list[str]) -> None:
+        self.teller, self.rerun, self.counter = teller, rerun, counter
+        self.module, self.target = module, target
+        self.waiting = list(teller.fixes)
+        self.started: dict[tuple, Any] = {}
+        self.replaying: Any = None
+
+    def poll(self) -> None:
+        """Start the next run when the replay has reached the failing call and no run of ours
+        goes on (called while the replay runs)."""
+        if not self.waiting or self.replaying is None or \
+                any(isinstance(started, Started) and not started.done()
+                    for started in self.started.values()):
+            return
+        failed = self.replaying.failed_at()
+        if failed is None:
+            return
+        fix = self.waiting.pop(0)
+        teller, steps = self.teller, failed["steps_before"]
+        self.started[(tuple(fix.edits), steps)] = start_verify(
+            list(fix.edits), self.module, self.target, teller.calls_before, self.rerun,
+            bound(teller.seconds), self.counter.expected, steps)
+
+    def take(self, edits: tuple, steps_before: int | None) -> Any:
+        """The run started here of ``edits`` counted from ``steps_before`` steps, or None."""
+        return self.started.pop((edits, steps_before), None)
+
+    def stop_rest(self) -> None:
+        """Stop the runs started here that no edit took."""
+        for started in self.started.values():
+            if isinstance(started, Started):
+                self.rerun.cancel(started.run)
+        self.started.clear()
+
+
 def _replay(teller: Teller, replayer: Rerun | None, module: str | None,
-            target: list[str]) -> BaseException | None:
+            target: list[str], ahead: _Ahead | None = None,
+            early: _Early | None = None) -> BaseException | None:
     """The replay under recording (see :mod:`autograd_lens.replay_run`): the finding is then
-    said from its evidence; a signal (or Ctrl-C) meanwhile stops it and is returned."""
+    said from its evidence; a signal (or Ctrl-C) meanwhile stops it and is returned. With
+    ``ahead``, the runs of the first run's edits start as soon as the replay reached the
+    failing call; ``early`` holds the replay if it was started at the failure."""
     if replayer is None:
         sys.stderr.write(refusal(os.environ) or "")
         teller.amend(None, "no replay under a distributed launcher")
         return None
     kind = "modified" if teller.finding.inplace else "freed"
+    replayed = False
     try:
         with stopped_by_signals():
-            found = replay(module, target, teller.calls_before, bound(teller.seconds),
-                           replayer, kind)
+            replaying = early.take(teller.calls_before) if early is not None else None
+            if replaying is None:
+                replaying = start_replay(module, target, teller.calls_before,
+                                         bound(teller.seconds), replayer, kind)
+            replaying.kind = kind
+            if ahead is not None:
+                ahead.replaying = replaying
+            found = finish_replay(replaying, ahead.poll if ahead is not None else None)
+            replayed = True
+            # Still under the signals' watch: the runs of edits started beside the replay go on.
+            teller.amend(found, "" if found else "the replay did not fail the same way "
+                         f"(at backward call {teller.calls_before + 1} with the same error)")
     except (Stopped, KeyboardInterrupt) as stopped:
-        sys.stderr.write("\nautograd_lens: the replay was stopped.\n")
-        teller.amend(None, "the replay was stopped")
+        edits = ahead is not None and bool(ahead.started)  # runs beside it: stopped with it
+        if replayed:
+            if edits:
+                sys.stderr.write("\nautograd_lens: the runs of the suggested edits were stopped "
+                                 "(and their temporary copy removed).\n")
+        elif edits:
+            sys.stderr.write("\nautograd_lens: the replay was stopped, and the runs of the "
+                             "suggested edits were stopped (and their temporary copy removed).\n")
+        else:
+            sys.stderr.write("\nautograd_lens: the replay was stopped.\n")
+        if not replayed:
+            teller.amend(None, "the replay was stopped")
         return stopped
-    teller.amend(found, "" if found else "the replay did not fail the same way "
-                 f"(at backward call {teller.calls_before + 1} with the same error)")
     return None
 
 
@@ -406,17 +529,24 @@ def _steps_before(teller: Teller) -> int | None:
 
 
 def _verify(teller: Teller, rerun: Rerun, counter: CallCounter, module: str | None,
-            target: list[str]) -> BaseException | None:
-    """The runs of the candidate edits, one after the other; then the diagnosis and the edit
-    block. A signal (or Ctrl-C) meanwhile stops them and is returned."""
+            target: list[str], ahead: _Ahead | None = None) -> BaseException | None:
+    """The runs of the candidate edits, one after the other (a run that ``ahead`` started beside
+    the replay, of the same edits counted from the same step, is taken as it is); then the
+    diagnosis and the edit block. A signal (or Ctrl-C) meanwhile stops them and is returned."""
     seconds = bound(teller.seconds)
     runs = []
     try:
         with stopped_by_signals():
             sys.stderr.write(announce(teller.calls_before, seconds, len(teller.fixes)))
+            steps = _steps_before(teller)
             for fix in teller.fixes:
-                runs.append(verify(list(fix.edits), module, target, teller.calls_before, rerun,
-                                   seconds, counter.expected, _steps_before(teller)))
+                started = ahead.take(tuple(fix.edits), steps) if ahead is not None else None
+                if started is None:
+                    started = start_verify(list(fix.edits), module, target, teller.calls_before,
+                                           rerun, seconds, counter.expected, steps)
+                runs.append(finish_verify(started))
+            if ahead is not None:
+                ahead.stop_rest()
     except (Stopped, KeyboardInterrupt) as stopped:
         teller.say_pending()
         teller.say_edits(None, "the runs of the edits were stopped")

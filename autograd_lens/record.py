@@ -323,6 +323,9 @@ class Recording:
         # The watch of the same run (see autograd_lens.watch): at the failure, its finding,
         # made with every earlier call recorded, is written to spec["finding"] too.
         self.watch, self.finding_path = watch, spec.get("finding")
+        # Where the failing call's number, kind and steps before it go first, at the failure:
+        # what the runs of the edits need of the replay, to start while its evidence is made.
+        self.failed_path = spec.get("failed_at")
         self.written = False  # the evidence, at the failing call (an inner one when nested)
         self.failing = spec.get("limit")  # the number of the call that failed in the first run
         self.log = Log()
@@ -367,6 +370,10 @@ class Recording:
         if self.failing is not None and self.log.backward_count + 1 != self.failing:
             return
         if not self.written:
+            if self.failed_path:  # at once, for the runs of the edits (the evidence takes longer)
+                with open(self.failed_path, "w", encoding="utf-8") as handle:
+                    json.dump({"call": self.log.backward_count + 1, "kind": error_kind(error),
+                               "steps_before": self.log.step_count}, handle)
             found = evidence(self.log, error, outputs, site, sys._getframe(2))
             with open(self.path, "w", encoding="utf-8") as handle:
                 json.dump(found, handle)

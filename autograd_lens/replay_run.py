@@ -89,30 +89,74 @@ def replay(module: str | None, target: list[str], calls_before: int, seconds: fl
     """Run the program again under recording, up to backward call ``calls_before + 1`` (the one
     that failed), within ``seconds``; returns the evidence (and the replay's finding), or None
     when it did not fail the same way (another call number, or another ``kind`` of error:
-    ``"freed"`` or ``"modified"``), or could not run."""
+    ``"freed"`` or ``"modified"``), or could not run. :func:`start_replay` and
+    :func:`finish_replay` do the same in two halves."""
     own = rerun is None  # a process started here is closed here; one handed in stays open
     rerun = rerun or Rerun()
-    try:  # the replay's files in the sandbox's folder, removed with it
-        folder = os.path.join(rerun.folder, f"replay_{rerun.runs}")
-        os.makedirs(folder, exist_ok=True)
-        record = os.path.join(folder, "evidence.json")
-        copy = os.path.join(rerun.folder, f"run_{rerun.runs}")  # the folder it runs in
-        spec = {"files": {}, "module": module, "target": list(target),
-                "limit": calls_before + 1, "result": os.path.join(folder, "result.json"),
-                "record": record, "finding": os.path.join(folder, "finding.pickle")}
-        try:
-            rerun.run(spec, seconds)
-        except subprocess.TimeoutExpired:
-            return None
-        if not os.path.exists(record):
-            return None
-        with open(record, encoding="utf-8") as handle:
-            found = json.load(handle)
-        finding = _load_finding(spec["finding"])
+    try:
+        return finish_replay(start_replay(module, target, calls_before, seconds, rerun, kind))
     finally:
         if own:
             rerun.close()
-    if found.get("call") != calls_before + 1 or (kind is not None and found.get("kind") != kind):
+
+
+class Replaying:
+    """The replay started by :func:`start_replay` (run ``run`` of ``rerun``)."""
+
+    def __init__(self, rerun: Rerun, run: int | None, spec: dict, calls_before: int,
+                 kind: str | None) -> None:
+        self.rerun, self.run, self.spec = rerun, run, spec
+        self.calls_before, self.kind = calls_before, kind
+        self._failed: dict | None = None
+
+    def failed_at(self) -> dict | None:
+        """As soon as the replay reached the failing call (before its evidence is made): the
+        call's number, the kind of error and the optimizer steps made before it, as the
+        evidence will say them, if the replay failed the same way; else None (not yet, or not
+        the same way)."""
+        if self._failed is None:
+            with contextlib.suppress(OSError, ValueError):
+                with open(self.spec["failed_at"], encoding="utf-8") as handle:
+                    self._failed = json.load(handle)
+        found = self._failed
+        if not found or found.get("call") != self.calls_before + 1 or \
+                (self.kind is not None and found.get("kind") != self.kind):
+            return None
+        return found
+
+
+def start_replay(module: str | None, target: list[str], calls_before: int,
+                 seconds: float | None, rerun: Rerun, kind: str | None = None,
+                 waiting: bool = True) -> Replaying:
+    """Start the replay (see :func:`replay`) in ``rerun``'s process and return at once
+    (``waiting``: as in :meth:`~autograd_lens.verify.Rerun.start`)."""
+    # The replay's files in the sandbox's folder, removed with it.
+    folder = os.path.join(rerun.folder, f"replay_{rerun.runs}")
+    os.makedirs(folder, exist_ok=True)
+    spec = {"files": {}, "module": module, "target": list(target),
+            "limit": calls_before + 1, "result": os.path.join(folder, "result.json"),
+            "record": os.path.join(folder, "evidence.json"),
+            "finding": os.path.join(folder, "finding.pickle"),
+            "failed_at": os.path.join(folder, "failed_at.json")}
+    return Replaying(rerun, rerun.start(spec, seconds, waiting), spec, calls_before, kind)
+
+
+def finish_replay(replaying: Replaying, poll: Any = None) -> Replayed | None:
+    """Wait for the replay (``poll`` called meanwhile, as in
+    :meth:`~autograd_lens.verify.Rerun.wait`) and return what :func:`replay` returns."""
+    rerun, spec = replaying.rerun, replaying.spec
+    copy = os.path.join(rerun.folder, f"run_{replaying.run}")  # the folder it ran in
+    try:
+        rerun.wait(replaying.run, poll)
+    except subprocess.TimeoutExpired:
+        return None
+    if replaying.run is None or not os.path.exists(spec["record"]):
+        return None
+    with open(spec["record"], encoding="utf-8") as handle:
+        found = json.load(handle)
+    finding = _load_finding(spec["finding"])
+    if found.get("call") != replaying.calls_before + 1 or \
+            (replaying.kind is not None and found.get("kind") != replaying.kind):
         return None
     replayed = Replayed(_as_original(found, copy, rerun.root))
     replayed.finding = _as_original(finding, copy, rerun.root)

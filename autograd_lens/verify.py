@@ -4,8 +4,9 @@ After a failure, every edit the fixes give is applied to a copy of the program a
 sandbox (:mod:`autograd_lens.sandbox`: a temporary copy of the program's folder, writes outside
 it and the network refused), each in a new process forked from one that was started with the
 first run (``Rerun``: it copies the folder and imports torch while the first run goes on, so
-a run starts in milliseconds). A run has the first run's arguments and environment, no input
-(stdin is empty), the edited files in place of the originals, and the same watch. It stops
+a run starts in milliseconds; it runs the first edits beside the replay, see
+:class:`autograd_lens.__main__._Ahead`). A run has the first run's arguments and environment, no
+input (stdin is empty), the edited files in place of the originals, and the same watch. It stops
 once the backward call that failed and :data:`MORE_CALLS` more have run (or the program made
 :data:`MORE_CALLS` + 1 optimizer steps past the step that failed), or when the program ends,
 or at its bound in time; then it ends at once, without the program's ``atexit`` handlers.
@@ -36,6 +37,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections import Counter
 from typing import Any
@@ -155,11 +157,13 @@ class Rerun:
     """The process that runs the program again, started before the program's first run: it
     copies the program's folder (``root``, by default the working folder) into the sandbox's
     folder and imports torch while the first run goes on, then forks one process per run
-    (:meth:`run`, as many as asked, one after the other). It is started as the user's
-    interpreter started the command (the same flags, environment and ``PYTHONPATH``: this
-    package is found the way the command found it, not added to the path); its working folder
-    is the one the first run started in. Not needed any more, it is stopped (``close``), with
-    all it started, and its folder removed."""
+    (:meth:`start` returns at once, :meth:`wait` waits for a run's end, :meth:`run` does both;
+    runs started one after the other without waiting run at once, each in its own folder: the
+    runs of the edits beside the replay, on a machine with a core for each). It is started as
+    the user's interpreter started the command (the same flags, environment and
+    ``PYTHONPATH``: this package is found the way the command found it, not added to the path);
+    its working folder is the one the first run started in. Not needed any more, it is stopped
+    (``close``), with all it started, and its folder removed."""
 
     def __init__(self, root: str | None = None) -> None:
         self.cwd = os.getcwd()
@@ -181,48 +185,142 @@ class Rerun:
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
             process_group=0)  # its own group: stopped as a whole (see lifetime)
         self._ready: bool | None = None
+        self._buffer = b""  # what the process said on stderr and was not read as a line yet
+        self._ended = False  # its stderr was closed: the process ended
+        self._done: dict[int, str] = {}  # the runs that ended, not waited for yet: how
+        self._deadlines: dict[int, float | None] = {}
+        self._seconds: dict[int, float | None] = {}
+        self._other: list[str] = []  # the other lines it said (an error of its own)
+        self._unready: set[int] = set()  # the runs asked for before the process was ready
         # The first run starts once the folder is copied: the runs find it as the first run did.
-        copied = self.process.stderr.readline()
+        copied = self._line(None)
         self._said = "" if copied == sandbox.COPIED else copied + "\n"
         if self._said:
             self._ready = False
 
+    def _line(self, timeout: float | None) -> str | None:
+        """The next line the process says on stderr ("" once it ended), or None when none came
+        within ``timeout`` seconds. Read from the pipe itself, not through a buffer that select
+        would not see."""
+        while b"\n" not in self._buffer:
+            if self._ended:
+                rest, self._buffer = self._buffer, b""
+                return rest.decode(errors="replace")
+            if timeout is not None and \
+                    not select.select([self.process.stderr], [], [], max(timeout, 0))[0]:
+                return None
+            chunk = os.read(self.process.stderr.fileno(), 65536)
+            if not chunk:
+                self._ended = True
+            self._buffer += chunk
+        line, self._buffer = self._buffer.split(b"\n", 1)
+        return line.decode(errors="replace") + "\n"
+
+    def _rest(self) -> str:
+        """All the process says until it ends."""
+        said = []
+        while True:
+            line = self._line(None)
+            if not line:
+                return "".join(said)
+            said.append(line)
+
     def _wait_ready(self) -> bool:
         if self._ready is None:
-            line = self.process.stderr.readline()
+            line = self._line(None)
             self._ready = line == READY
             if not self._ready:
-                self._said += line + self.process.stderr.read()
+                self._said += line + self._rest()
         return self._ready
+
+    def start(self, spec: dict, seconds: float | None = None, waiting: bool = True) -> int | None:
+        """Start a run of the program as ``spec`` says (see ``_child``) once the process is
+        ready (torch imported), stopped after ``seconds``; returns its number (its folder is
+        ``run_<number>``), or None when the process could not start it (:meth:`wait` then
+        returns what it said). ``waiting=False``: the run is asked for without waiting until the
+        process is ready (it starts when the process is; asked from inside a backward call of
+        the program, which this must not hold up)."""
+        if self._ready is False or (waiting and not self._wait_ready()):
+            return None
+        run = self.runs
+        self.runs += 1
+        try:
+            self.process.stdin.write(json.dumps(dict(spec, seconds=seconds, run=run)) + "\n")
+            self.process.stdin.flush()
+        except OSError:
+            return None
+        self._seconds[run] = seconds
+        self._deadlines[run] = None if seconds is None else time.monotonic() + seconds + 30
+        if not self._ready:
+            self._unready.add(run)  # its time counts from when the process is ready
+        return run
+
+    def done(self, run: int | None) -> bool:
+        """Whether the run ``run`` has ended (without waiting: what the process said so far)."""
+        if run is None or run in self._done or self._ended:
+            return True
+        while True:
+            line = self._line(0)
+            if line is None:
+                return run in self._done
+            self._heard(line)
+            if run in self._done or not line:
+                return True
+
+    def _heard(self, line: str) -> None:
+        if line == READY and self._ready is None:
+            self._ready = True
+        elif line.startswith(DONE):
+            number, _, how = line[len(DONE):].strip().partition(" ")
+            self._done[int(number)] = how
+        elif line:
+            self._other.append(line)
+
+    def wait(self, run: int | None, poll: Any = None, every: float = 0.02) -> str:
+        """Wait for the run ``run`` to end (at most its ``seconds`` from its start, and half a
+        minute more: else ``subprocess.TimeoutExpired``); ``poll``, if given, is called every
+        ``every`` seconds meanwhile (it may start other runs). Returns what the process said
+        on stderr beside the runs' ends (nothing, unless it failed itself)."""
+        if run is None:
+            return self._said or self._rest()
+        if not self._wait_ready():
+            return self._said
+        seconds = self._seconds.get(run)
+        if run in self._unready:  # asked for before the process was ready: its time from now
+            self._unready.discard(run)
+            if seconds is not None:
+                self._deadlines[run] = time.monotonic() + seconds + 30
+        while run not in self._done:
+            deadline = self._deadlines[run]
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                raise subprocess.TimeoutExpired("the re-run", seconds or 0)
+            timeout = left if poll is None else (every if left is None else min(every, left))
+            line = self._line(timeout)
+            if line is not None:
+                self._heard(line)
+                if not line:  # the process ended before the run did
+                    return "".join(self._other)
+            if poll is not None:
+                poll()
+        if self._done.pop(run) == "timeout":
+            raise subprocess.TimeoutExpired("the re-run", seconds or 0)
+        return "".join(self._other)
 
     def run(self, spec: dict, seconds: float | None = None) -> str:
         """Run the program as ``spec`` says (see ``_child``) once the process is ready (torch
         imported) and wait for it to end (at most ``seconds`` from then: else
         ``subprocess.TimeoutExpired``); returns what the process said about it on stderr."""
-        if not self._wait_ready():
-            return self._said
-        spec = dict(spec, seconds=seconds, run=self.runs)
-        self.runs += 1
-        try:
-            self.process.stdin.write(json.dumps(spec) + "\n")
+        return self.wait(self.start(spec, seconds))
+
+    def cancel(self, run: int | None) -> None:
+        """Stop the run ``run`` if it still runs (its result is not needed any more)."""
+        if run is None or self.done(run):
+            self._done.pop(run, None)
+            return
+        with contextlib.suppress(OSError):
+            self.process.stdin.write(json.dumps({"cancel": run}) + "\n")
             self.process.stdin.flush()
-        except OSError:
-            return self.process.stderr.read()
-        said = []
-        deadline = None if seconds is None else time.monotonic() + seconds + 30
-        while True:
-            if deadline is not None:
-                left = deadline - time.monotonic()
-                if left <= 0 or not select.select([self.process.stderr], [], [], left)[0]:
-                    raise subprocess.TimeoutExpired("the re-run", seconds or 0)
-            line = self.process.stderr.readline()
-            if not line:
-                return "".join(said)
-            if line.startswith(DONE):
-                if line.strip() == DONE + "timeout":
-                    raise subprocess.TimeoutExpired("the re-run", seconds or 0)
-                return "".join(said)
-            said.append(line)
 
     def close(self) -> None:
         """Stop the process and all it started, and remove its folder (a no-op once done)."""
@@ -257,13 +355,38 @@ def verify(edits: list[Edit], module: str | None, target: list[str], calls_befor
     ``{"ran", "backward_calls", "error"}`` and ``"steps"``, ``"ended"`` (the program ended by
     itself), ``"missing"`` (parameters of ``expected`` no call past the failure reached),
     ``"refused"`` (what the sandbox refused, if that ended the run), and, for :func:`verdict`,
-    ``"same_error"``: whether its error is the freed-graph or in-place error again."""
+    ``"same_error"``: whether its error is the freed-graph or in-place error again.
+    :func:`start_verify` and :func:`finish_verify` do the same in two halves (the run goes on
+    between them)."""
+    return finish_verify(start_verify(edits, module, target, calls_before, rerun, seconds,
+                                      expected, steps_before))
+
+
+class Started:
+    """A run of edits started by :func:`start_verify`: ``rerun`` runs it as run ``run``
+    (None: it could not start), writing ``result``; ``own``: ``rerun`` was started for it
+    alone (closed when it ends)."""
+
+    def __init__(self, rerun: Rerun, run: int | None, result: str, seconds: float | None,
+                 steps_before: int | None, merges: bool, own: bool) -> None:
+        self.rerun, self.run, self.result, self.seconds = rerun, run, result, seconds
+        self.steps_before, self.merges, self.own = steps_before, merges, own
+
+    def done(self) -> bool:
+        return self.rerun.done(self.run)
+
+
+def start_verify(edits: list[Edit], module: str | None, target: list[str], calls_before: int,
+                 rerun: Rerun | None = None, seconds: float | None = None,
+                 expected: dict[str, int] | None = None,
+                 steps_before: int | None = None) -> Started | dict:
+    """Start the run of ``edits`` (as :func:`verify`) and return at once: the run, for
+    :func:`finish_verify`, or the result already (no edit to run)."""
     if not edits:
         return {"ran": False, "backward_calls": 0, "error": "no edit was derived to run"}
-    with contextlib.ExitStack() as stack:
-        if rerun is None:
-            rerun = Rerun()
-            stack.callback(rerun.close)
+    own = rerun is None
+    rerun = rerun or Rerun()
+    try:
         place = os.path.join(rerun.folder, f"edits_{rerun.runs}")
         os.makedirs(place, exist_ok=True)
         files = {}
@@ -280,20 +403,37 @@ def verify(edits: list[Edit], module: str | None, target: list[str], calls_befor
             spec.update(step_limit=steps_before + 2 + MORE_CALLS, steps_from=steps_before)
         if expected is not None:
             spec["expected"] = expected
+        run = rerun.start(spec, seconds)
+    except BaseException:
+        if own:
+            rerun.close()
+        raise
+    return Started(rerun, run, result, seconds, steps_before, merges(edits), own)
+
+
+def finish_verify(started: Started | dict, poll: Any = None) -> dict:
+    """Wait for the run that :func:`start_verify` started (``poll`` called meanwhile, as in
+    :meth:`Rerun.wait`) and return its result (see :func:`verify`)."""
+    if isinstance(started, dict):
+        return started
+    try:
         try:
-            stderr = rerun.run(spec, seconds)
+            stderr = started.rerun.wait(started.run, poll)
         except subprocess.TimeoutExpired:
             return {"ran": False, "backward_calls": 0,
-                    "error": f"stopped after {seconds:.0f} s, the bound on the run"}
-        if not os.path.exists(result):
+                    "error": f"stopped after {started.seconds:.0f} s, the bound on the run"}
+        if not os.path.exists(started.result):
             last = (stderr.strip().splitlines() or ["no output"])[-1]
             return {"ran": False, "backward_calls": 0, "error": f"the run did not finish: {last}"}
-        with open(result, encoding="utf-8") as handle:
+        with open(started.result, encoding="utf-8") as handle:
             found = json.load(handle)
-        found["steps_before"] = steps_before
-        if merges(edits):
+        found["steps_before"] = started.steps_before
+        if started.merges:
             found["merges"] = True
         return found
+    finally:
+        if started.own:
+            started.rerun.close()
 
 
 def merges(edits: list[Edit]) -> bool:
@@ -477,7 +617,8 @@ def _start(spec: dict, setup: dict, run_folder: str) -> None:
     os.environ["PWD"] = os.getcwd()
     spec = dict(spec, files=files, target=target,
                 sandbox={"folder": run_folder, "root": root})
-    sandbox.enter([run_folder, temp], [spec["result"], spec.get("record"), spec.get("finding")])
+    sandbox.enter([run_folder, temp], [spec["result"], spec.get("record"), spec.get("finding"),
+                                        spec.get("failed_at")])
     if not _child(spec):
         # It ended by itself: its atexit handlers run, as Python runs them (in the sandbox).
         import atexit
@@ -486,8 +627,9 @@ def _start(spec: dict, setup: dict, run_folder: str) -> None:
 
 def _serve(setup: dict) -> None:
     """The re-run's process, once its folder is copied (see :func:`sandbox.boot`): import
-    torch, say it is ready, then run each spec read from stdin in a forked process, and say
-    ``done`` after each."""
+    torch, say it is ready, then run each spec read from stdin in a forked process at once (a
+    run may start while another goes on), and say ``done <run> <how>`` as each ends (killed at
+    its bound in time: "timeout"); ``{"cancel": run}`` stops a run."""
     folder = setup["folder"]
     setup["snapshot"] = os.path.join(folder, "snapshot")
     from .watch import Watch  # noqa: F401 - torch imported while the first run goes on
@@ -497,47 +639,80 @@ def _serve(setup: dict) -> None:
     out.flush()
     # What the replay's recording imports on its first operation (torch's dispatch modes run
     # outside its compiler, which takes seconds to import): here, while the first run goes on.
-    environ = dict(os.environ)  # which it changes (its cache folder): put back as the user had it
-    with contextlib.suppress(Exception):
-        import torch._dynamo  # noqa: F401
-    os.environ.clear()
-    os.environ.update(environ)
-    for line in sys.stdin:
-        spec = json.loads(line)
-        run_folder = os.path.join(folder, f"run_{spec.get('run', 0)}")
-        pid = os.fork()
-        if pid == 0:  # the run
-            try:
-                die_with_parent()
-                signal.signal(signal.SIGTERM, signal.SIG_DFL)
-                devnull = os.open(os.devnull, os.O_RDWR)
-                for fd in (0, 1, 2):
-                    os.dup2(devnull, fd)
-                sys.stdin = open(os.devnull)
-                sys.stdout = sys.stderr = open(os.devnull, "w")
-                _start(spec, setup, run_folder)
-            finally:
-                # Stopped part-way, the program ends here, as if killed: its atexit handlers
-                # (which could, say, save a half-trained model) do not run, and neither does the
-                # interpreter's clean-up, which takes torch almost half a second.
-                os._exit(0)
-        how = _wait(pid, spec.get("seconds"))
-        shutil.rmtree(run_folder, ignore_errors=True)
-        shutil.rmtree(run_folder + ".tmp", ignore_errors=True)
-        out.write(f"{DONE}{how}\n")
-        out.flush()
+    # It changes the environment (its cache folder): put back as the user had it. It makes
+    # that folder in the temporary folder: the sandbox's here, removed with it.
+    environ, kept = dict(os.environ), tempfile.tempdir
+    os.environ["TMPDIR"], tempfile.tempdir = folder, None
+    try:
+        with contextlib.suppress(Exception):
+            import torch._dynamo  # noqa: F401
+    finally:
+        os.environ.clear()
+        os.environ.update(environ)
+        tempfile.tempdir = kept
+    running: dict[int, tuple[int, float | None]] = {}  # run: its process, its deadline
+    cancelled: set[int] = set()
+    heard, reading = b"", True
+    while reading or running:
+        # Wait for an order, looking every 10 ms at the runs that go on.
+        if select.select([0] if reading else [], [], [], 0.01 if running else None)[0]:
+            chunk = os.read(0, 65536)
+            reading = bool(chunk)
+            heard += chunk
+            while b"\n" in heard:
+                line, heard = heard.split(b"\n", 1)
+                spec = json.loads(line)
+                if "cancel" in spec:
+                    if spec["cancel"] in running:
+                        cancelled.add(spec["cancel"])
+                        with contextlib.suppress(ProcessLookupError):
+                            os.kill(running[spec["cancel"]][0], signal.SIGKILL)
+                    continue
+                run, seconds = spec.get("run", 0), spec.get("seconds")
+                running[run] = (_fork_run(spec, setup, os.path.join(folder, f"run_{run}")),
+                                None if seconds is None else time.monotonic() + seconds)
+        for run, (pid, deadline) in list(running.items()):
+            how = _ended(pid, deadline)
+            if how is None:
+                continue
+            del running[run]
+            run_folder = os.path.join(folder, f"run_{run}")
+            shutil.rmtree(run_folder, ignore_errors=True)
+            shutil.rmtree(run_folder + ".tmp", ignore_errors=True)
+            out.write(f"{DONE}{run} {'cancelled' if run in cancelled else how}\n")
+            out.flush()
 
 
-def _wait(pid: int, seconds: float | None) -> str:
-    """Wait for the run ``pid`` to end (killed after ``seconds``): "ended" or "timeout"."""
-    deadline = None if seconds is None else time.monotonic() + seconds
-    while True:
-        done, _ = os.waitpid(pid, os.WNOHANG)
-        if done:
-            return "ended"
-        if deadline is not None and time.monotonic() > deadline:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-            return "timeout"
-        time.sleep(0.01)
+def _fork_run(spec: dict, setup: dict, run_folder: str) -> int:
+    """Fork the process of one run; returns its id."""
+    pid = os.fork()
+    if pid:
+        return pid
+    try:  # the run
+        die_with_parent()
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        devnull = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(devnull, fd)
+        sys.stdin = open(os.devnull)
+        sys.stdout = sys.stderr = open(os.devnull, "w")
+        _start(spec, setup, run_folder)
+    finally:
+        # Stopped part-way, the program ends here, as if killed: its atexit handlers (which
+        # could, say, save a half-trained model) do not run, and neither does the interpreter's
+        # clean-up, which takes torch almost half a second.
+        os._exit(0)
+
+
+def _ended(pid: int, deadline: float | None) -> str | None:
+    """Whether the run ``pid`` has ended (killed once past ``deadline``): "ended",
+    "timeout", or None while it goes on."""
+    done, _ = os.waitpid(pid, os.WNOHANG)
+    if done:
+        return "ended"
+    if deadline is not None and time.monotonic() > deadline:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        return "timeout"
+    return None

@@ -6,6 +6,8 @@ library's ratios divide two medians of ``LIBRARY_REPEATS`` (9) runs each, and th
 are medians of ``WATCH_ROUNDS`` (9) rounds (``scripts/bench_watch.py``). Measured:
 
 * the library's ratios, each side by side with what it is compared to, in one process;
+* the command's time beyond the program's own on the 3,800-node LSTM (``scripts/bench_command.py``:
+  the median of ``BENCH_REPEATS`` differences, each of a plain run and the command's run side by side);
 * every notebook alone in a fresh kernel (nbclient), and each cell's time; the floor, a fresh
   kernel that runs only the setup cell every notebook starts with (what every notebook imports),
   and each notebook's time as a multiple of it;
@@ -42,6 +44,8 @@ from nbclient import NotebookClient
 from torch import nn
 
 import autograd_lens as al
+from bench_command import LIMIT as LSTM_LIMIT
+from bench_command import lstm_command_extra
 from bench_watch import command_costs
 from drawing_sizes import site_figures, summarize
 from first_paint import LIMIT as FIRST_PAINT_LIMIT
@@ -68,7 +72,18 @@ TARGETS = {
     "first_paint_vs_bare": ("landing page's first paint / a bare page's, medians, the slower of laptop and phone", FIRST_PAINT_LIMIT),
     "watch_added_us_per_call": ("the command's first run: microseconds added per backward call", 1.0),
     "watch_adam_mlp_ratio": ("the command's first run: MLP with Adam, watched / plain", 1.01),
+    "lstm_command_extra_s": ("the command on the 3,800-node LSTM: seconds beyond the program's own "
+                             "(diagnosis, replay, runs of the edits)", LSTM_LIMIT),
 }
+
+
+def lstm_figures(repeats: int) -> dict[str, float]:
+    """The command's time beyond the program's own on the character-level LSTM of
+    ``scripts/bench_command.py``: medians of ``repeats`` runs, each a plain run and the command's
+    run side by side."""
+    found = lstm_command_extra(repeats)
+    return {"lstm_plain_s": found["plain_s"], "lstm_command_s": found["command_s"],
+            "lstm_command_extra_s": found["command_extra_s"]}
 
 
 def seconds(run) -> float:
@@ -236,8 +251,11 @@ def status_page(report: dict) -> str:
              f"on {report['machine']['cores']} cores ({report['machine']['system']}), on "
              f"{report['date']}. Every build, test and notebook time is the median of {report['repeats']} runs;",
              f"each library ratio divides two medians of {report.get('library_repeats', LIBRARY_REPEATS)} runs"
-             + (f", and the command's costs are medians of {report.get('watch_rounds', WATCH_ROUNDS)} rounds."
-                if "watch_added_us_per_call" in report["library"] else "."), "",
+             + (f", and the command's costs are medians of {report.get('watch_rounds', WATCH_ROUNDS)} rounds"
+                if "watch_added_us_per_call" in report["library"] else "")
+             + (f"; the command's time on the LSTM beyond the program's own is the median of {report['repeats']} "
+                "differences, each of a plain run and the command's run side by side"
+                if "lstm_command_extra_s" in report["library"] else "") + ".", "",
              "## Speed targets", "", "| target | measured | limit | met |", "| --- | --- | --- | --- |"]
     lines += [f"| {TARGETS[k][0]} | {t['value']:.3g} | {t['limit']:g} | {'yes' if t['met'] else 'no'} |"
               for k, t in report["targets"].items()]
@@ -284,6 +302,7 @@ def main() -> int:
     print(f"Benchmarking with {REPEATS} repeats; this takes a while.", flush=True)
     library = library_ratios()
     library.update(command_costs(rounds=WATCH_ROUNDS))  # the command's first run, side by side in this run
+    library.update(lstm_figures(REPEATS))
     floor, notebooks = notebook_times()
     report = {"date": dt.date.today().isoformat(), "repeats": REPEATS,
               "library_repeats": LIBRARY_REPEATS, "watch_rounds": WATCH_ROUNDS,

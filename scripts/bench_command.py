@@ -3,12 +3,19 @@
 makes the second chunk's backward fail.
 
     .venv/bin/python scripts/bench_command.py [--repeats 3]
+    .venv/bin/python scripts/bench_command.py --stages
+
 
 Each repeat runs the program with plain python, then under ``python -m autograd_lens`` (the
 first run, the replay under recording, the runs of the edits), in a fresh temporary folder, and
 takes the difference of the two wall-clock times; prints the median of the differences and of
 each time. Issue 39's line: at most 2 seconds beyond the program's own. A benchmark, not a test:
 on a machine busy with other work both times grow, and their difference with them.
+
+``--stages`` runs the command once with its stages timed (from the command's start: when each
+began and how long it took; the first run's explaining of the failure, the replay's start, the
+moment it reached the failing call, each run of an edit, the wait for the replay and the runs),
+and the machine's load average, to see where the time goes.
 """
 
 from __future__ import annotations
@@ -51,6 +58,59 @@ for chunk in range(3):
 '''
 
 
+# The command run with its stages timed: functions of the command wrapped from outside (the
+# command itself has no timing of its own), the timeline printed on stdout when it ends.
+STAGES = '''\
+import sys, time
+began = time.perf_counter()
+import autograd_lens.__main__ as command
+import autograd_lens.replay_run as replay_run
+import autograd_lens.watch as watch
+marks = []
+
+def timed(owner, name, label, first_answer=False):
+    original = getattr(owner, name)
+    def wrapper(*args, **kwargs):
+        start = time.perf_counter()
+        answer = original(*args, **kwargs)
+        if not first_answer or (answer is not None and not getattr(wrapper, "said", False)):
+            wrapper.said = True
+            marks.append((start - began, time.perf_counter() - start, label))
+        return answer
+    setattr(owner, name, wrapper)
+
+timed(command, "_first_run", "the first run: the program, watched, to its end")
+timed(watch.Watch, "_explain", "the first run explains the failure")
+timed(command, "start_replay", "the replay started")
+timed(replay_run.Replaying, "failed_at", "the replay reached the failing call", True)
+timed(command, "start_verify", "a run of an edit started")
+timed(command, "_replay", "waiting for the replay (its evidence), the text amended")
+timed(command, "_verify", "waiting for the runs of the edits, the edits said")
+timed(command.Rerun, "close", "the re-run's process stopped, its folder removed")
+try:
+    command.main(sys.argv[1:])
+finally:
+    for start, took, label in sorted(marks):
+        print(f"{start:7.2f} s  {took:6.2f} s  {label}")
+    print(f"{time.perf_counter() - began:7.2f} s  in all")
+'''
+
+
+def stages() -> str:
+    """The command's timeline on the LSTM (see :data:`STAGES`), after the plain run's time."""
+    with tempfile.TemporaryDirectory() as folder:
+        Path(folder, "char_lstm.py").write_text(PROGRAM)
+        load = Path("/proc/loadavg").read_text().split()[0] if Path("/proc/loadavg").exists() \
+            else "?"
+        alone, _ = timed([sys.executable, "char_lstm.py"], folder)
+        env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
+        done = subprocess.run([sys.executable, "-c", STAGES, "char_lstm.py"], cwd=folder, env=env,
+                              capture_output=True, text=True, timeout=900)
+        assert "run and verified" in done.stderr, done.stderr[-3000:]
+    return (f"load average {load}; the plain run took {alone:.2f} s; the command, from its "
+            f"start (began at, took):\n{done.stdout}")
+
+
 def timed(command: list[str], folder: str) -> tuple[float, str]:
     """Wall-clock seconds of ``command`` run in ``folder``, and what it wrote on stderr."""
     env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
@@ -80,7 +140,13 @@ def lstm_command_extra(repeats: int = 3) -> dict[str, float]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
-    figures = lstm_command_extra(parser.parse_args().repeats)
+    parser.add_argument("--stages", action="store_true",
+                        help="run the command once with its stages timed")
+    options = parser.parse_args()
+    if options.stages:
+        print(stages(), end="")
+        return 0
+    figures = lstm_command_extra(options.repeats)
     print(f"plain run {figures['plain_s']:.1f} s, under the command {figures['command_s']:.1f} s: "
           f"{figures['command_extra_s']:.1f} s beyond the program's own (medians; limit {LIMIT:g} s)")
     return 0 if figures["command_extra_s"] <= LIMIT else 1

@@ -33,3 +33,18 @@ def test_the_page_says_how_many_runs_each_median_takes():
     assert f"the command's costs are medians of {bench.WATCH_ROUNDS} rounds" in bench.status_page(with_watch)
     # The rounds bench passes are the ones command_costs takes unless told otherwise.
     assert inspect.signature(bench_watch.command_costs).parameters["rounds"].default == bench.WATCH_ROUNDS
+
+
+def test_the_lstm_line_renders_with_its_limit_and_how_it_was_measured():
+    """``make bench`` reports the command's time beyond the program's own on the LSTM of
+    ``scripts/bench_command.py`` (issue 39's line: at most 2 s) as a target row."""
+    import bench_command
+
+    figure = {"value": 1.5, "limit": bench_command.LIMIT, "met": True}
+    with_lstm = {**REPORT, "library": {**REPORT["library"], "lstm_command_extra_s": 1.5},
+                 "targets": {**REPORT["targets"], "lstm_command_extra_s": figure}}
+    page = bench.status_page(with_lstm)
+    assert bench.TARGETS["lstm_command_extra_s"][1] == bench_command.LIMIT == 2.0
+    assert (f"| {bench.TARGETS['lstm_command_extra_s'][0]} | 1.5 | 2 | yes |") in page
+    assert (f"the command's time on the LSTM beyond the program's own is the median of "
+            f"{REPORT['repeats']} differences") in page
