@@ -11,8 +11,9 @@ time per call of each and their difference. ``--before DIR``: also an older copy
 package's first run (the ``autograd_lens`` folder and ``pyproject.toml`` of an older commit,
 unpacked in DIR), timed in the same rounds. ``--notebook``: time ``diagnose_on_error`` instead (what ``%load_ext autograd_lens``
 enters in a notebook). ``--train``: also the ratio, watched over plain, of training steps of an
-MLP with Adam (optimizer steps included), in alternating blocks of 20 steps of the same run
-(four times as many rounds: a block lasts a few milliseconds).
+MLP with Adam (optimizer steps included), in blocks of 20 steps of the same run, which of the
+two runs first alternating (four times as many rounds: a block lasts a few milliseconds); and,
+for scale, the same ratio with nothing entered.
 :func:`command_costs` gives both figures to ``scripts/bench.py``. A benchmark, not a test: the
 number depends on the machine.
 """
@@ -20,6 +21,7 @@ number depends on the machine.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import importlib.util
 import statistics
@@ -97,13 +99,18 @@ def adam_ratio(rounds: int, watch: Any = first_run_watch, block: int = 20) -> fl
             opt.step()
         return time.process_time() - started
 
+    def watched() -> float:
+        with watch():
+            return steps()
+
     steps()  # warm-up
     ratios = []
-    for _ in range(rounds):
-        plain = steps()
-        with watch():
-            watched = steps()
-        ratios.append(watched / plain)
+    for round_ in range(rounds):  # which runs first alternates: the second of two runs in a row
+        if round_ % 2:            # is not always the same one
+            after, plain = watched(), steps()
+        else:
+            plain, after = steps(), watched()
+        ratios.append(after / plain)
     return statistics.median(ratios)
 
 
@@ -149,7 +156,8 @@ def main() -> None:
               f"{added[name] * 1e6:.1f} us per call (median of the rounds' differences)")
     if options.train:
         rounds = 4 * options.rounds  # a round of training steps is short: more of them
-        for name, watch in watches.items():
+        # The same blocks with nothing entered: how far from 1 the ratio is by chance.
+        for name, watch in {"nothing": contextlib.nullcontext, **watches}.items():
             print(f"MLP with Adam, watched ({name}) / plain: "
                   f"{adam_ratio(rounds, watch):.4f} (median of {rounds} rounds)")
 
