@@ -114,7 +114,35 @@ def amend(finding: Any, evidence: dict | None, why_not: str = "") -> Any:
             changes["across_step"] = any(s["after_backward_calls"] >= number
                                          for s in evidence.get("steps", []))
             changes["carriers"] = [_earlier_said(c, freed) for c in finding.carriers]
+        holders = evidence.get("holders", []) + evidence.get("carrying", [])
+        changes["carriers"] = [_got(c, holders) for c in changes.get("carriers",
+                                                                    finding.carriers)]
     return dataclasses.replace(finding, **changes)
+
+
+def _got(carrier: Any, holders: list[dict]) -> Any:
+    """``carrier`` with the line where it got the graph that was freed, as recorded: the
+    statement, in the scope that holds the name, that was running when the node its tensor
+    holds was made (for an attribute, the innermost of the user's frames: the method that set
+    it). Unchanged when no holder of that name was recorded, or no frame of its scope."""
+    same = [h for h in holders if h["name"] == carrier.name and h.get("built")]
+    same.sort(key=lambda h: h["scope"] != f"{carrier.function}()")  # the carrier's scope first
+    for holder in same:
+        frames = [holder["built"], *holder.get("callers", [])]
+        root = carrier.name.split("[")[0]
+        if "." in root:  # an attribute: set by the method that made its node
+            site = frames[0]
+        else:
+            scope = holder["scope"]
+            function = scope[:-2] if scope.endswith("()") else "<module>"
+            site = next((f for f in frames if f["function"] == function and
+                         (not holder.get("file") or f["file"] == holder["file"])), None)
+        if site is None:
+            continue
+        if (site["file"], site["line"]) == (carrier.file, carrier.line):
+            return carrier
+        return dataclasses.replace(carrier, got=site)
+    return carrier
 
 
 def write_entry(write: Write) -> dict[str, Any]:
