@@ -73,6 +73,9 @@ class Carrier:
             graph that was freed (a dict: file, line, function, text): the statement, in the
             scope that holds the name, that was running when its tensor's node was made; None
             without a recording. The report gives this line; ``line`` stays the one to change.
+        shown: the name as written at ``got`` when it is not ``name`` (the method of the
+            attribute's object: ``self.cache_k``; the caller's name of an argument), else "".
+            The report and the text use it; the edits keep ``name``.
     """
 
     name: str
@@ -88,14 +91,17 @@ class Carrier:
     entry: str = ""
     write: Any = None
     got: Any = None
+    shown: str = ""
 
     def as_dict(self) -> dict[str, Any]:
         if self.got is None:
             return {"name": self.name, "file": self.file, "line": self.line,
                     "function": self.function, "why": self.why}
-        return {"name": self.name, "file": self.got["file"], "line": self.got["line"],
+        return {"name": self.shown or self.name, "file": self.got["file"],
+                "line": self.got["line"],
                 "function": self.got["function"], "why": self.said(),
-                "enters": {"file": self.file, "line": self.line, "function": self.function}}
+                "enters": {"name": self.name, "file": self.file, "line": self.line,
+                           "function": self.function}}
 
     def said(self) -> str:
         """``why``, said from the line the report gives: with a recorded ``got``, the statement
@@ -104,7 +110,7 @@ class Carrier:
             return self.why
         from .places import place
 
-        at = "at " + place(self.file, self.line)
+        at = "at " + place(self.file, self.line) + (f" (as `{self.name}`)" if self.shown else "")
         return (f"its tensor's node was made by this statement (`{self.got['text']}`, recorded "
                 f"in a replay), and it " + re.sub(r"\bhere\b", at, self.why))
 

@@ -111,6 +111,7 @@ def _place(code: Any, offset: int) -> dict:
                  if start <= offset < end and line is not None), code.co_firstlineno)
     text = linecache.getline(code.co_filename, line).strip()
     return {"file": code.co_filename, "line": line, "function": code.co_name,
+            "qualname": getattr(code, "co_qualname", code.co_name),
             "text": text.split("  #")[0] if "  #" in text else text}
 
 

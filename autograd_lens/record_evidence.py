@@ -14,9 +14,10 @@
   the write is an optimizer's step itself); ``written``: the user's names that hold the tensor;
 * ``holders``: the user's names (locals of the user's frames, globals of the user's modules,
   attributes of the objects they hold, entries of containers one level deep) whose tensor's
-  graph reaches that node, each with its ``scope`` and the scope's ``file``, the node its
-  tensor holds, and where that node was made: ``built`` (the innermost user frame) and
-  ``callers`` (the user frames that called it, innermost first); ``carrying``: the same for
+  graph reaches that node, each with its ``scope``, the scope's ``file``, ``qualname`` and the
+  line it runs at (``now``), the class it is an attribute of (``owner``, "" for none), the node
+  its tensor holds (``node``, ``number``), and where that node was made: ``built`` (the
+  innermost user frame) and ``callers`` (the user frames that called it, innermost first); ``carrying``: the same for
   the names whose graph reaches none of that node but another freed node of the failing graph;
 * ``backwards`` and ``steps``: every backward call and optimizer step, with their lines.
 """
@@ -38,9 +39,12 @@ _NAMES = 5000  # names looked at in all
 
 
 def _built(log: Log, number: int) -> dict | None:
-    """Where the node numbered ``number`` was made, with the counts then."""
-    index = bisect.bisect_right(log.made, number)
-    if index >= len(log.made):
+    """Where the node numbered ``number`` was made, with the counts then: by the last operation
+    that reached the mode with the counter past it (one that made ``number`` itself sees it at
+    ``number + 1``; a node made after its operation returned, as the ``CopySlices`` of a write
+    into a view, is that operation's, the one before the next operation that made a node)."""
+    index = bisect.bisect_right(log.made, number + 1) - 1
+    if index < 0:
         return None
     site = log.sites.resolve(log.made_site[index])
     return dict(site, backward_calls=log.made_counts[index], steps=log.made_steps[index])
@@ -129,26 +133,36 @@ def _numel(shape: tuple) -> int:
     return total
 
 
-def _named(frame: Any) -> Iterator[tuple[str, str, Any, str]]:
-    """(name, scope, value, file) for the user's names: each user frame's locals, the globals of
-    the user's modules, the attributes of the objects these hold and the entries of containers,
-    one level deep; ``file``: the file of the scope's code."""
+def _named(frame: Any) -> Iterator[tuple[str, str, Any, dict]]:
+    """(name, scope, value, where) for the user's names: each user frame's locals, the globals
+    of the user's modules, the attributes of the objects these hold and the entries of
+    containers, one level deep; ``where``: the scope's ``file``, ``qualname`` and the line it
+    runs at now (``now``, None for a module's globals), and for an attribute the class of the
+    object it is an attribute of (``owner``)."""
     frames, modules = [], {}
     while frame is not None:
         if is_users(frame.f_code.co_filename):
             frames.append(frame)
             modules.setdefault(frame.f_globals.get("__name__"), frame.f_globals)
         frame = frame.f_back
-    spaces = [(f"{f.f_code.co_name}()", dict(f.f_locals), f.f_code.co_filename) for f in frames]
-    spaces += [(f"module {name}", dict(space), space.get("__file__") or "")
+    spaces = [(f"{f.f_code.co_name}()", dict(f.f_locals),
+               {"file": f.f_code.co_filename, "now": f.f_lineno,
+                "qualname": getattr(f.f_code, "co_qualname", f.f_code.co_name)}) for f in frames]
+    spaces += [(f"module {name}", dict(space),
+                {"file": space.get("__file__") or "", "now": None, "qualname": "<module>"})
                for name, space in modules.items()]
-    for scope, space, file in spaces:
+    for scope, space, where in spaces:
         for name, value in space.items():
             if name.startswith("__") or isinstance(value, type(sys)):
                 continue
-            yield name, scope, value, file
+            yield name, scope, value, where
             for inner, item in _inside(value):
-                yield name + inner, scope, item, file
+                yield name + inner, scope, item, dict(where, owner=_owner(value)) \
+                    if inner.startswith(".") else where
+
+
+def _owner(value: Any) -> str:
+    return type(value).__qualname__
 
 
 def _inside(value: Any) -> Iterator[tuple[str, Any]]:
@@ -173,13 +187,22 @@ def _inside(value: Any) -> Iterator[tuple[str, Any]]:
             yield f".{key}", item
 
 
-def _tensors(value: Any) -> Iterator[tuple[str, torch.Tensor]]:
+def _tensors(value: Any) -> Iterator[tuple[str, torch.Tensor, str]]:
+    """The tensors a value holds: itself, the entries of a list, or a module's tensors kept as
+    plain attributes and its buffers (an inference cache: ``self.attention.cache_k``), each with
+    the class it is an attribute of ("" for none)."""
     if isinstance(value, torch.Tensor):
-        yield "", value
+        yield "", value, ""
     elif isinstance(value, (list, tuple)):
         for index, item in enumerate(value[:_ITEMS]):
             if isinstance(item, torch.Tensor):
-                yield f"[{index}]", item
+                yield f"[{index}]", item, ""
+    elif isinstance(value, torch.nn.Module):
+        kept = list(value._buffers.items()) + [(k, v) for k, v in vars(value).items()
+                                               if not k.startswith("_")]
+        for key, item in kept[:_ITEMS]:
+            if isinstance(item, torch.Tensor):
+                yield f".{key}", item, _owner(value)
 
 
 def _holders(log: Log, frame: Any, node: Any, written: int | None,
@@ -190,30 +213,36 @@ def _holders(log: Log, frame: Any, node: Any, written: int | None,
     floor, memo = node._sequence_nr(), {}
     low = min([floor] + [n._sequence_nr() for n in others])
     holders, writers, carrying, seen, said = [], [], [], 0, set()
-    for name, scope, value, file in _named(frame):
+    for name, scope, value, where in _named(frame):
         seen += 1
         if seen > _NAMES or (name, id(value)) in said:
             if seen > _NAMES:
                 break
             continue
         said.add((name, id(value)))
-        for suffix, tensor in _tensors(value):
+        for suffix, tensor, owner in _tensors(value):
+            if (name + suffix, scope, id(tensor)) in said:
+                continue
+            said.add((name + suffix, scope, id(tensor)))
             start = tensor.grad_fn
+            place = dict(where, owner=owner) if owner else where
             if start is not None and _reaches_memo(start, node, floor, memo):
-                holders.append(_holder(log, name + suffix, scope, file, start))
+                holders.append(_holder(log, name + suffix, scope, place, start))
             elif start is not None and others and \
                     _reaches_memo(start, others, low, memo, "others"):
-                carrying.append(_holder(log, name + suffix, scope, file, start))
-            if written is not None and storage_key(tensor) == written and \
+                carrying.append(_holder(log, name + suffix, scope, place, start))
+            if written is not None and not owner and storage_key(tensor) == written and \
                     getattr(tensor, "_version", None) == now:
                 writers.append({"name": name + suffix, "scope": scope})
     return holders, writers, carrying
 
 
-def _holder(log: Log, name: str, scope: str, file: str, start: Any) -> dict:
+def _holder(log: Log, name: str, scope: str, where: dict, start: Any) -> dict:
     built = _built(log, start._sequence_nr()) or {}
-    return {"name": name, "scope": scope, "file": file, "node": node_name(start),
-            "built": built.get("user"), "callers": built.get("chain", [])}
+    return {"name": name, "scope": scope, "file": where["file"], "qualname": where["qualname"],
+            "now": where["now"], "owner": where.get("owner", ""), "node": node_name(start),
+            "number": start._sequence_nr(), "built": built.get("user"),
+            "callers": built.get("chain", [])}
 
 
 def _reaches_memo(start: Any, target: Any, floor: int, memo: dict, key: str = "") -> bool:

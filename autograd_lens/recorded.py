@@ -123,26 +123,45 @@ def amend(finding: Any, evidence: dict | None, why_not: str = "") -> Any:
 def _got(carrier: Any, holders: list[dict]) -> Any:
     """``carrier`` with the line where it got the graph that was freed, as recorded: the
     statement, in the scope that holds the name, that was running when the node its tensor
-    holds was made (for an attribute, the innermost of the user's frames: the method that set
-    it). Unchanged when no holder of that name was recorded, or no frame of its scope."""
+    holds was made; for an attribute, the method that made that node when it is a method of
+    the attribute's object (the carrier then named there: ``self.cache_k``); for a name handed
+    in by a caller (its scope was not running then), the caller's name that holds the same
+    tensor, in the scope that made it. Unchanged when the recording shows none of these."""
     same = [h for h in holders if h["name"] == carrier.name and h.get("built")]
+    if not same and carrier.name.startswith("self."):  # the same attribute path, from outside
+        same = [h for h in holders if h["name"].endswith(carrier.name[4:]) and h.get("built")]
     same.sort(key=lambda h: h["scope"] != f"{carrier.function}()")  # the carrier's scope first
     for holder in same:
         frames = [holder["built"], *holder.get("callers", [])]
         root = carrier.name.split("[")[0]
-        if "." in root:  # an attribute: set by the method that made its node
-            site = frames[0]
-        else:
-            scope = holder["scope"]
-            function = scope[:-2] if scope.endswith("()") else "<module>"
-            site = next((f for f in frames if f["function"] == function and
-                         (not holder.get("file") or f["file"] == holder["file"])), None)
-        if site is None:
-            continue
-        if (site["file"], site["line"]) == (carrier.file, carrier.line):
-            return carrier
-        return dataclasses.replace(carrier, got=site)
+        if "." in root and holder.get("owner"):  # an attribute: the method that made its node
+            top = frames[0]
+            if top.get("qualname", "").rpartition(".")[0] == holder["owner"]:
+                shown = "self." + root.rsplit(".", 1)[1] + carrier.name[len(root):]
+                return _at_got(carrier, top, shown)
+        site = _running(frames, holder)
+        if site is not None:
+            return _at_got(carrier, site, carrier.name)
+        for other in holders:  # handed in: the name that holds it where it was made
+            if other is not holder and other.get("number") == holder.get("number") and \
+                    other.get("now") is not None and "." not in other["name"].split("[")[0]:
+                site = _running([other["built"], *other.get("callers", [])], other)
+                if site is not None:
+                    return _at_got(carrier, site, other["name"])
     return carrier
+
+
+def _running(frames: list[dict], holder: dict) -> dict | None:
+    """The frame of ``frames`` that runs the code of ``holder``'s scope, or None."""
+    return next((f for f in frames if f.get("qualname", f["function"]) ==
+                 holder.get("qualname", holder["scope"][:-2]) and
+                 (not holder.get("file") or f["file"] == holder["file"])), None)
+
+
+def _at_got(carrier: Any, site: dict, shown: str) -> Any:
+    if (site["file"], site["line"], shown) == (carrier.file, carrier.line, carrier.name):
+        return carrier
+    return dataclasses.replace(carrier, got=site, shown=shown if shown != carrier.name else "")
 
 
 def write_entry(write: Write) -> dict[str, Any]:

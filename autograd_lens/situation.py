@@ -111,7 +111,7 @@ class Finding:
             guess = GUESS if not self.recorded and "assigned only before" in carrier.why else ""
             got = carrier.got or {"file": carrier.file, "line": carrier.line,
                                   "function": carrier.function}
-            lines.append(f"  {carrier.name}  {place(got['file'], got['line'])} in "
+            lines.append(f"  {carrier.shown or carrier.name}  {place(got['file'], got['line'])} in "
                          f"{got['function']}: {carrier.said()}{guess}.")
         return lines
 

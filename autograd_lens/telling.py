@@ -277,7 +277,9 @@ class Teller:
             carrier = finding.carriers[0]
             got = "" if carrier.got is None else \
                 f"made at {place(carrier.got['file'], carrier.got['line'])} and "
-            said = (f"{carrier.name}, {got}entering at {place(carrier.file, carrier.line)}, "
+            alias = f" as `{carrier.name}`" if carrier.shown else ""
+            said = (f"{carrier.shown or carrier.name}, {got}entering at "
+                    f"{place(carrier.file, carrier.line)}{alias}, "
                     f"carries in the graph that {failed} could not go through")
         else:
             said = f"{failed} failed; no variable of the program was named as the carrier"

@@ -1,11 +1,16 @@
 """The freed-graph error's carrier is reported at the line where it got the graph that was
 freed, as the replay recorded it: the statement, in the scope that holds the name, that was
 running when the node its tensor holds was made (``# got`` in each script), even when the node
-itself was made deeper, in the program's own ``forward`` or in a comprehension; the sentence
-still says where it enters the failing step (``# read``), and the edit, which locates itself
-from that entry, keeps its line (``# edit``)."""
+itself was made deeper, in the program's own ``forward`` or in a comprehension; for an
+attribute, the method of its object that made the node (an index write into a tensor an inner
+module keeps), named as that method writes it; for a tensor handed to a method, the caller's
+name where it was made. The sentence still says where it enters the failing step (``# read``)
+and by which name, and the edit, which locates itself from that entry, keeps its line
+(``# edit``)."""
 
 from __future__ import annotations
+
+import re
 
 import pytest
 
@@ -13,11 +18,14 @@ from command_runs import command_reports
 from test_recorded_statements import diagnosis, marked
 
 # script: (the carrier, the function whose name holds it, the node made in a frame deeper than
-# that function's: the program's own forward)
+# that function's: the program's own forward; the name where it enters, when another)
 CASES = {
-    "freed_codes_made_in_forward_before_the_loop.py": ("codes", "train", True),
-    "freed_fake_made_by_own_generator_class.py": ("fake", "<module>", True),
-    "freed_peer_outputs_made_in_a_comprehension.py": ("outs[0]", "<module>", False),
+    "freed_codes_made_in_forward_before_the_loop.py": ("codes", "train", True, ""),
+    "freed_fake_made_by_own_generator_class.py": ("fake", "<module>", True, ""),
+    "freed_peer_outputs_made_in_a_comprehension.py": ("outs[0]", "<module>", False, ""),
+    "freed_cache_written_by_an_inner_module.py": ("self.slots", "forward", True,
+                                                  "self.memory.slots"),
+    "freed_codes_handed_to_a_fit_method.py": ("codes", "<module>", False, "inputs"),
 }
 
 
@@ -28,18 +36,22 @@ def runs(tmp_path_factory):
 
 @pytest.mark.parametrize("name", list(CASES))
 def test_the_carrier_is_given_where_it_got_the_graph(runs, name):
-    carrier, function, _ = CASES[name]
+    carrier, function, _, entering = CASES[name]
     first = runs[name]["report"]["carriers"][0]
     assert (first["name"], first["line"], first["function"]) == \
         (carrier, marked(name, "got"), function), first
     assert first["enters"]["line"] == marked(name, "read"), first
+    assert first["enters"]["name"] == (entering or carrier), first
 
 
 @pytest.mark.parametrize("name", list(CASES))
 def test_that_line_is_in_the_recording(runs, name):
-    carrier, function, deeper = CASES[name]
+    carrier, function, deeper, entering = CASES[name]
     recorded = runs[name]["report"]["recorded"]
-    named = [h for h in recorded["holders"] + recorded["carrying"] if h["name"] == carrier]
+    last = carrier.split(".")[-1]  # an attribute is held, at the failure, from outside
+    named = [h for h in recorded["holders"] + recorded["carrying"]
+             if h["name"] == carrier or (carrier.startswith("self.") and
+                                         h["name"].endswith("." + last))]
     assert named, recorded["holders"]
     frames = [named[0]["built"], *named[0]["callers"]]
     assert (frames[0]["function"] == "forward") is deeper, frames
@@ -48,14 +60,16 @@ def test_that_line_is_in_the_recording(runs, name):
 
 @pytest.mark.parametrize("name", list(CASES))
 def test_the_text_says_both_lines(runs, name):
-    carrier, function, _ = CASES[name]
+    carrier, function, _, entering = CASES[name]
     got, read = marked(name, "got"), marked(name, "read")
+    alias = f" as `{entering}`" if entering else ""
     lines = diagnosis(runs[name]["text"])
     said = [line for line in lines if line.startswith(f"  {carrier}  ")]
     assert said and said[0].startswith(f"  {carrier}  {name}:{got} in {function}: its tensor's "
                                        "node was made by this statement"), lines
-    assert f"enters this step's computation at {name}:{read}" in said[0]
-    assert f"{carrier}, made at {name}:{got} and entering at {name}:{read}," in \
+    assert re.search(rf"(enters this step's computation|read) at {name}:{read}\b"
+                     + (re.escape(f" (as `{entering}`)") if entering else ""), said[0]), said[0]
+    assert f"{carrier}, made at {name}:{got} and entering at {name}:{read}{alias}," in \
         runs[name]["text"]
 
 
