@@ -74,7 +74,8 @@ class Carrier:
             scope that holds the name, that was running when its tensor's node was made; None
             without a recording. The report gives this line; ``line`` stays the one to change.
         shown: the name as written at ``got`` when it is not ``name`` (the method of the
-            attribute's object: ``self.cache_k``; the caller's name of an argument), else "".
+            attribute's object: ``self.cache_k``; the caller's name of an argument; the list
+            when every entry of it was made there and holds a freed graph), else "".
             The report and the text use it; the edits keep ``name``.
     """
 
@@ -111,8 +112,10 @@ class Carrier:
         from .places import place
 
         at = "at " + place(self.file, self.line) + (f" (as `{self.name}`)" if self.shown else "")
-        return (f"its tensor's node was made by this statement (`{self.got['text']}`, recorded "
-                f"in a replay), and it " + re.sub(r"\bhere\b", at, self.why))
+        whole = self.name.startswith(self.shown + "[") if self.shown else False
+        made = "the nodes of its entries were" if whole else "its tensor's node was"
+        return (f"{made} made by this statement (`{self.got['text']}`, recorded in a replay), "
+                f"and it " + re.sub(r"\bhere\b", at, self.why))
 
 
 class GraphView:

@@ -15,7 +15,8 @@
 * ``holders``: the user's names (locals of the user's frames, globals of the user's modules,
   attributes of the objects they hold, entries of containers one level deep) whose tensor's
   graph reaches that node, each with its ``scope``, the scope's ``file``, ``qualname`` and the
-  line it runs at (``now``), the class it is an attribute of (``owner``, "" for none), the node
+  line it runs at (``now``), the class it is an attribute of (``owner``, "" for none), for an
+  entry of a list the list's length (``entries``, else None), the node
   its tensor holds (``node``, ``number``), and where that node was made: ``built`` (the
   innermost user frame) and ``callers`` (the user frames that called it, innermost first); ``carrying``: the same for
   the names whose graph reaches none of that node but another freed node of the failing graph;
@@ -226,6 +227,8 @@ def _holders(log: Log, frame: Any, node: Any, written: int | None,
             said.add((name + suffix, scope, id(tensor)))
             start = tensor.grad_fn
             place = dict(where, owner=owner) if owner else where
+            if suffix.startswith("["):  # an entry: of how many
+                place = dict(place, entries=len(value))
             if start is not None and _reaches_memo(start, node, floor, memo):
                 holders.append(_holder(log, name + suffix, scope, place, start))
             elif start is not None and others and \
@@ -241,7 +244,8 @@ def _holder(log: Log, name: str, scope: str, where: dict, start: Any) -> dict:
     built = _built(log, start._sequence_nr()) or {}
     return {"name": name, "scope": scope, "file": where["file"], "qualname": where["qualname"],
             "now": where["now"], "owner": where.get("owner", ""), "node": node_name(start),
-            "number": start._sequence_nr(), "built": built.get("user"),
+            "number": start._sequence_nr(), "entries": where.get("entries"),
+            "built": built.get("user"),
             "callers": built.get("chain", [])}
 
 

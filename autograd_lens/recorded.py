@@ -141,7 +141,7 @@ def _got(carrier: Any, holders: list[dict]) -> Any:
                 return _at_got(carrier, top, shown)
         site = _running(frames, holder)
         if site is not None:
-            return _at_got(carrier, site, carrier.name)
+            return _at_got(carrier, site, _whole(carrier.name, holder, holders, site))
         for other in holders:  # handed in: the name that holds it where it was made
             if other is not holder and other.get("number") == holder.get("number") and \
                     other.get("now") is not None and "." not in other["name"].split("[")[0]:
@@ -149,6 +149,20 @@ def _got(carrier: Any, holders: list[dict]) -> Any:
                 if site is not None:
                     return _at_got(carrier, site, other["name"])
     return carrier
+
+
+def _whole(name: str, holder: dict, holders: list[dict], site: dict) -> str:
+    """The list for its entry ``name`` when every entry of it holds a graph freed by now and
+    its nodes were made by the one statement ``site`` (``targ_styles`` for ``targ_styles[0]``
+    in ``targ_styles = [gram(f) for f in feats]``), else ``name``."""
+    root = name.split("[")[0]
+    if name == root or name[len(root):].count("[") != 1 or "." in root or \
+            not holder.get("entries"):
+        return name
+    made = {h["name"] for h in holders if h["name"].split("[")[0] == root and
+            h["name"].count("[") == 1 and h["scope"] == holder["scope"] and
+            _running([h["built"], *h.get("callers", [])], h) == site}
+    return root if len(made) == holder["entries"] else name
 
 
 def _running(frames: list[dict], holder: dict) -> dict | None:

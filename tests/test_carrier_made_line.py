@@ -4,7 +4,8 @@ running when the node its tensor holds was made (``# got`` in each script), even
 itself was made deeper, in the program's own ``forward`` or in a comprehension; for an
 attribute, the method of its object that made the node (an index write into a tensor an inner
 module keeps), named as that method writes it; for a tensor handed to a method, the caller's
-name where it was made. The sentence still says where it enters the failing step (``# read``)
+name where it was made; for an entry of a list whose every entry was made by one statement and
+holds a freed graph, the list. The sentence still says where it enters the failing step (``# read``)
 and by which name, and the edit, which locates itself from that entry, keeps its line
 (``# edit``)."""
 
@@ -22,7 +23,7 @@ from test_recorded_statements import diagnosis, marked
 CASES = {
     "freed_codes_made_in_forward_before_the_loop.py": ("codes", "train", True, ""),
     "freed_fake_made_by_own_generator_class.py": ("fake", "<module>", True, ""),
-    "freed_peer_outputs_made_in_a_comprehension.py": ("outs[0]", "<module>", False, ""),
+    "freed_peer_outputs_made_in_a_comprehension.py": ("outs", "<module>", False, "outs[0]"),
     "freed_cache_written_by_an_inner_module.py": ("self.slots", "forward", True,
                                                   "self.memory.slots"),
     "freed_codes_handed_to_a_fit_method.py": ("codes", "<module>", False, "inputs"),
@@ -50,12 +51,15 @@ def test_that_line_is_in_the_recording(runs, name):
     recorded = runs[name]["report"]["recorded"]
     last = carrier.split(".")[-1]  # an attribute is held, at the failure, from outside
     named = [h for h in recorded["holders"] + recorded["carrying"]
-             if h["name"] == carrier or (carrier.startswith("self.") and
-                                         h["name"].endswith("." + last))]
+             if h["name"] in (carrier, entering) or (carrier.startswith("self.") and
+                                                     h["name"].endswith("." + last))]
     assert named, recorded["holders"]
     frames = [named[0]["built"], *named[0]["callers"]]
     assert (frames[0]["function"] == "forward") is deeper, frames
     assert any((f["line"], f["function"]) == (marked(name, "got"), function) for f in frames)
+    if entering.startswith(carrier + "["):  # a list named: every entry of it holds a freed graph
+        held = {h["name"] for h in recorded["holders"] + recorded["carrying"]}
+        assert {f"{carrier}[{j}]" for j in range(named[0]["entries"])} <= held, held
 
 
 @pytest.mark.parametrize("name", list(CASES))
@@ -65,8 +69,10 @@ def test_the_text_says_both_lines(runs, name):
     alias = f" as `{entering}`" if entering else ""
     lines = diagnosis(runs[name]["text"])
     said = [line for line in lines if line.startswith(f"  {carrier}  ")]
-    assert said and said[0].startswith(f"  {carrier}  {name}:{got} in {function}: its tensor's "
-                                       "node was made by this statement"), lines
+    made = "the nodes of its entries were" if entering.startswith(carrier + "[") else \
+        "its tensor's node was"
+    assert said and said[0].startswith(f"  {carrier}  {name}:{got} in {function}: {made} made "
+                                       "by this statement"), lines
     assert re.search(rf"(enters this step's computation|read) at {name}:{read}\b"
                      + (re.escape(f" (as `{entering}`)") if entering else ""), said[0]), said[0]
     assert f"{carrier}, made at {name}:{got} and entering at {name}:{read}{alias}," in \
