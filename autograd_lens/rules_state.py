@@ -61,7 +61,9 @@ def detach_state(case: Case, note: str = _TBPTT) -> list[Fix]:
     for other in case.carriers[1:]:
         if (other.file, other.line) == (carrier.file, carrier.line) and \
                 other.name != carrier.name and source.reads(statement, other.name) and \
-                other.name in targets(statement):
+                (other.name in targets(statement) or
+                 other.entry == carrier.entry == "read_first" and "." not in other.name and
+                 "[" not in other.name):  # a second state the same statement reads first
             lines += detach_lines(source, other.name, other.form, indent)
         elif _same_object(source, carrier, other):  # self._kvectors, then self._influence
             lines += detach_lines(source, other.name, other.form, indent)
