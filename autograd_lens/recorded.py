@@ -12,7 +12,9 @@ what the replay recorded instead:
   place);
 * the freed-graph error: the node whose saved tensors were freed, the line and the step that
   built it, the backward call that freed it, and the user's names that still hold it; whether an
-  optimizer step ran since that backward (the fix said across a step only then).
+  optimizer step ran since that backward (the fix said across a step only then); each carrier
+  given where it got the graph (:func:`_got`); and the page of losses of one forward
+  backpropagated in turn when the recording shows it (:func:`_in_turn`).
 
 Without evidence (no replay, a replay that did not fail the same way, a notebook), :func:`amend`
 marks the finding as read from the failure alone: the lines about a write, a step, a loop or an
@@ -117,7 +119,32 @@ def amend(finding: Any, evidence: dict | None, why_not: str = "") -> Any:
         holders = evidence.get("holders", []) + evidence.get("carrying", [])
         changes["carriers"] = [_got(c, holders) for c in changes.get("carriers",
                                                                     finding.carriers)]
+        key = finding.pattern.key if finding.pattern else ""
+        if key == "outside_loop" and not finding.situation and \
+                _in_turn(changes["carriers"], evidence, freed):
+            changes["situation"] = "02_two_losses_one_forward"
     return dataclasses.replace(finding, **changes)
+
+
+def _in_turn(carriers: list, evidence: dict, freed: dict) -> bool:
+    """Whether the recording shows losses of one forward backpropagated in turn: the first
+    carrier was made (``got``) in a loop whose body holds an inner loop, and the backward call
+    of that inner loop both freed its graph and failed on it (each pass of the outer loop
+    computes it once; each pass of the inner one backpropagates a loss over it)."""
+    from .edits import Source
+
+    got, at = (carriers[0].got if carriers else None), evidence.get("at")
+    if not got or not at or not freed.get("user") or got["file"] != at["file"] or \
+            (freed["user"]["file"], freed["user"]["line"]) != (at["file"], at["line"]):
+        return False
+    source = Source.read(at["file"])
+    made = source.statement_at(got["line"]) if source else None
+    failing = source.statement_at(at["line"]) if source else None
+    outer = source.loop_of(made) if made is not None else None
+    inner = source.loop_of(failing) if failing is not None else None
+    return outer is not None and inner is not None and inner is not outer and \
+        outer.lineno < inner.lineno and inner.end_lineno <= outer.end_lineno and \
+        not (inner.lineno <= made.lineno <= inner.end_lineno)
 
 
 def _got(carrier: Any, holders: list[dict]) -> Any:

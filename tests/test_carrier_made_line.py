@@ -83,3 +83,17 @@ def test_the_text_says_both_lines(runs, name):
 def test_the_edit_keeps_its_line(runs, name):
     edits = runs[name]["report"]["edits"]
     assert [e["line"] for e in edits] == [marked(name, "edit")], edits
+
+
+@pytest.mark.parametrize("name, page", [
+    ("freed_peer_outputs_made_in_a_comprehension.py", "02_two_losses_one_forward"),
+    ("freed_codes_made_in_forward_before_the_loop.py", "13_tensor_outside_loop")])
+def test_losses_of_one_forward_in_turn_get_their_page(runs, name, page):
+    """Made once per pass of an outer loop, and freed and failed on by the one backward call of
+    an inner loop (the recording shows both calls at that line): losses of one forward
+    backpropagated in turn; made before every loop: a tensor computed outside the loop."""
+    report = runs[name]["report"]
+    recorded = report["recorded"]
+    freed = recorded["node"]["freed_by"]["user"]
+    assert freed["line"] == recorded["at"]["line"]
+    assert report["page"].endswith(f"/{page}.html"), report["page"]
