@@ -19,7 +19,7 @@ SCRIPTS = ["freed_two_states_read_by_one_statement.py", "freed_targets_list_made
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-    return command_reports(SCRIPTS, tmp_path_factory.mktemp("heldout_shapes"))
+    return command_reports(SCRIPTS, tmp_path_factory.mktemp("freed_shapes"))
 
 
 def _two_states_by_hand() -> dict:
