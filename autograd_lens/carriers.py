@@ -21,6 +21,7 @@ shows that the source brings them (or their old graph) in.
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -68,6 +69,14 @@ class Carrier:
         write: for the in-place error, what changed the saved tensor
             (:class:`~autograd_lens.writes.Write`); ``kind`` is ``"written"`` for the tensor
             that the program wrote in place itself, named at that write.
+        got: for the freed-graph error, where the replay recorded that the carrier got the
+            graph that was freed (a dict: file, line, function, text): the statement, in the
+            scope that holds the name, that was running when its tensor's node was made; None
+            without a recording. The report gives this line; ``line`` stays the one to change.
+        shown: the name as written at ``got`` when it is not ``name`` (the method of the
+            attribute's object: ``self.cache_k``; the caller's name of an argument; the list
+            when every entry of it was made there and holds a freed graph), else "".
+            The report and the text use it; the edits keep ``name``.
     """
 
     name: str
@@ -82,10 +91,31 @@ class Carrier:
     form: str = "tensor"
     entry: str = ""
     write: Any = None
+    got: Any = None
+    shown: str = ""
 
     def as_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "file": self.file, "line": self.line,
-                "function": self.function, "why": self.why}
+        if self.got is None:
+            return {"name": self.name, "file": self.file, "line": self.line,
+                    "function": self.function, "why": self.why}
+        return {"name": self.shown or self.name, "file": self.got["file"],
+                "line": self.got["line"],
+                "function": self.got["function"], "why": self.said(),
+                "enters": {"name": self.name, "file": self.file, "line": self.line,
+                           "function": self.function}}
+
+    def said(self) -> str:
+        """``why``, said from the line the report gives: with a recorded ``got``, the statement
+        that made its tensor's node, then its reason with "here" said as the line it enters at."""
+        if self.got is None:
+            return self.why
+        from .places import place
+
+        at = "at " + place(self.file, self.line) + (f" (as `{self.name}`)" if self.shown else "")
+        whole = self.name.startswith(self.shown + "[") if self.shown else False
+        made = "the nodes of its entries were" if whole else "its tensor's node was"
+        return (f"{made} made by this statement (`{self.got['text']}`, recorded in a replay), "
+                f"and it " + re.sub(r"\bhere\b", at, self.why))
 
 
 class GraphView:

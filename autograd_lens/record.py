@@ -10,7 +10,7 @@ again in a second process under :class:`Recording`, which asks PyTorch while thi
   user's files with the call chain, and the library line under it. An operation that made an
   autograd node is kept as a **creation**: the autograd kernel numbers the node before the
   operation reaches the mode, so the sequence number read there names the node, and the user's
-  line and the counts of backward calls and optimizer steps so far go with it.
+  line with its call chain (which statement of each scope was running) and the counts of backward calls and optimizer steps so far go with it.
 * the function through which backward and ``autograd.grad`` run the engine is wrapped: each
   call is kept (its line, whether it kept the graph, its roots), and the one that fails with
   the freed-graph or in-place error is explained from what was kept
@@ -44,7 +44,7 @@ _TORCH = os.path.dirname(torch.__file__) + os.sep
 _PLUMBING = (_OURS,) + tuple(_TORCH + p for p in ("_dynamo" + os.sep, "_compile.py", "_ops.py",
                                                     os.path.join("utils", "_python_dispatch.py")))
 _KEPT_ROOTS = 32  # the roots of the newest backward calls, kept to tell which one freed a node
-_CHAIN = 8  # user frames kept per write
+_CHAIN = 8  # user frames kept per write and per made node
 
 
 def is_users(filename: str) -> bool:
@@ -111,6 +111,7 @@ def _place(code: Any, offset: int) -> dict:
                  if start <= offset < end and line is not None), code.co_firstlineno)
     text = linecache.getline(code.co_filename, line).strip()
     return {"file": code.co_filename, "line": line, "function": code.co_name,
+            "qualname": getattr(code, "co_qualname", code.co_name),
             "text": text.split("  #")[0] if "  #" in text else text}
 
 
@@ -239,7 +240,7 @@ class _Recorder(TorchDispatchMode):
         if made:
             log.last_number = number
             log.made.append(number)
-            log.made_site.append(log.sites.here(2, False))
+            log.made_site.append(log.sites.here(2, True))
             log.made_counts.append(log.backward_count)
             log.made_steps.append(log.step_count)
         written = self.writes_of.get(func)

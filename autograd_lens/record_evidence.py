@@ -14,7 +14,12 @@
   the write is an optimizer's step itself); ``written``: the user's names that hold the tensor;
 * ``holders``: the user's names (locals of the user's frames, globals of the user's modules,
   attributes of the objects they hold, entries of containers one level deep) whose tensor's
-  graph reaches that node;
+  graph reaches that node, each with its ``scope``, the scope's ``file``, ``qualname`` and the
+  line it runs at (``now``), the class it is an attribute of (``owner``, "" for none), for an
+  entry of a list the list's length (``entries``, else None), the node
+  its tensor holds (``node``, ``number``), and where that node was made: ``built`` (the
+  innermost user frame) and ``callers`` (the user frames that called it, innermost first); ``carrying``: the same for
+  the names whose graph reaches none of that node but another freed node of the failing graph;
 * ``backwards`` and ``steps``: every backward call and optimizer step, with their lines.
 """
 
@@ -35,9 +40,12 @@ _NAMES = 5000  # names looked at in all
 
 
 def _built(log: Log, number: int) -> dict | None:
-    """Where the node numbered ``number`` was made, with the counts then."""
-    index = bisect.bisect_right(log.made, number)
-    if index >= len(log.made):
+    """Where the node numbered ``number`` was made, with the counts then: by the last operation
+    that reached the mode with the counter past it (one that made ``number`` itself sees it at
+    ``number + 1``; a node made after its operation returned, as the ``CopySlices`` of a write
+    into a view, is that operation's, the one before the next operation that made a node)."""
+    index = bisect.bisect_right(log.made, number + 1) - 1
+    if index < 0:
         return None
     site = log.sites.resolve(log.made_site[index])
     return dict(site, backward_calls=log.made_counts[index], steps=log.made_steps[index])
@@ -71,12 +79,13 @@ def _freed_by(log: Log, node: Any, reached: dict[int, set] | None = None) -> dic
 
 
 def _reaches(starts: list[Any], target: Any, floor: int) -> bool:
-    """Whether ``target`` (numbered ``floor``) lies in the graph of ``starts`` (a node numbered
-    lower than ``floor`` is not walked past: it was made before ``target``)."""
+    """Whether ``target`` (numbered ``floor``; or one node of a frozenset, the lowest numbered
+    ``floor``) lies in the graph of ``starts`` (a node numbered lower than ``floor`` is not
+    walked past: it was made before ``target``)."""
     seen, todo = set(), list(starts)
     while todo:
         node = todo.pop()
-        if node is target:
+        if node is target or (isinstance(target, frozenset) and node in target):
             return True
         if node in seen or node._sequence_nr() < floor:
             continue
@@ -125,25 +134,36 @@ def _numel(shape: tuple) -> int:
     return total
 
 
-def _named(frame: Any) -> Iterator[tuple[str, str, Any]]:
-    """(name, scope, value) for the user's names: each user frame's locals, the globals of the
-    user's modules, the attributes of the objects these hold and the entries of containers, one
-    level deep."""
+def _named(frame: Any) -> Iterator[tuple[str, str, Any, dict]]:
+    """(name, scope, value, where) for the user's names: each user frame's locals, the globals
+    of the user's modules, the attributes of the objects these hold and the entries of
+    containers, one level deep; ``where``: the scope's ``file``, ``qualname`` and the line it
+    runs at now (``now``, None for a module's globals), and for an attribute the class of the
+    object it is an attribute of (``owner``)."""
     frames, modules = [], {}
     while frame is not None:
         if is_users(frame.f_code.co_filename):
             frames.append(frame)
             modules.setdefault(frame.f_globals.get("__name__"), frame.f_globals)
         frame = frame.f_back
-    spaces = [(f"{f.f_code.co_name}()", dict(f.f_locals)) for f in frames]
-    spaces += [(f"module {name}", dict(space)) for name, space in modules.items()]
-    for scope, space in spaces:
+    spaces = [(f"{f.f_code.co_name}()", dict(f.f_locals),
+               {"file": f.f_code.co_filename, "now": f.f_lineno,
+                "qualname": getattr(f.f_code, "co_qualname", f.f_code.co_name)}) for f in frames]
+    spaces += [(f"module {name}", dict(space),
+                {"file": space.get("__file__") or "", "now": None, "qualname": "<module>"})
+               for name, space in modules.items()]
+    for scope, space, where in spaces:
         for name, value in space.items():
             if name.startswith("__") or isinstance(value, type(sys)):
                 continue
-            yield name, scope, value
+            yield name, scope, value, where
             for inner, item in _inside(value):
-                yield name + inner, scope, item
+                yield name + inner, scope, item, dict(where, owner=_owner(value)) \
+                    if inner.startswith(".") else where
+
+
+def _owner(value: Any) -> str:
+    return type(value).__qualname__
 
 
 def _inside(value: Any) -> Iterator[tuple[str, Any]]:
@@ -168,44 +188,71 @@ def _inside(value: Any) -> Iterator[tuple[str, Any]]:
             yield f".{key}", item
 
 
-def _tensors(value: Any) -> Iterator[tuple[str, torch.Tensor]]:
+def _tensors(value: Any) -> Iterator[tuple[str, torch.Tensor, str]]:
+    """The tensors a value holds: itself, the entries of a list, or a module's tensors kept as
+    plain attributes and its buffers (an inference cache: ``self.attention.cache_k``), each with
+    the class it is an attribute of ("" for none)."""
     if isinstance(value, torch.Tensor):
-        yield "", value
+        yield "", value, ""
     elif isinstance(value, (list, tuple)):
         for index, item in enumerate(value[:_ITEMS]):
             if isinstance(item, torch.Tensor):
-                yield f"[{index}]", item
+                yield f"[{index}]", item, ""
+    elif isinstance(value, torch.nn.Module):
+        kept = list(value._buffers.items()) + [(k, v) for k, v in vars(value).items()
+                                               if not k.startswith("_")]
+        for key, item in kept[:_ITEMS]:
+            if isinstance(item, torch.Tensor):
+                yield f".{key}", item, _owner(value)
 
 
 def _holders(log: Log, frame: Any, node: Any, written: int | None,
-             now: int) -> tuple[list, list]:
-    """The user's names whose graph reaches ``node``, and those that hold the written storage
-    (at the version the error reports)."""
+             now: int, others: frozenset = frozenset()) -> tuple[list, list, list]:
+    """The user's names whose graph reaches ``node``, those that hold the written storage (at
+    the version the error reports), and those whose graph reaches none of ``node`` but one of
+    ``others`` (the failing graph's other freed nodes)."""
     floor, memo = node._sequence_nr(), {}
-    holders, writers, seen, said = [], [], 0, set()
-    for name, scope, value in _named(frame):
+    low = min([floor] + [n._sequence_nr() for n in others])
+    holders, writers, carrying, seen, said = [], [], [], 0, set()
+    for name, scope, value, where in _named(frame):
         seen += 1
         if seen > _NAMES or (name, id(value)) in said:
             if seen > _NAMES:
                 break
             continue
         said.add((name, id(value)))
-        for suffix, tensor in _tensors(value):
+        for suffix, tensor, owner in _tensors(value):
+            if (name + suffix, scope, id(tensor)) in said:
+                continue
+            said.add((name + suffix, scope, id(tensor)))
             start = tensor.grad_fn
+            place = dict(where, owner=owner) if owner else where
+            if suffix.startswith("["):  # an entry: of how many
+                place = dict(place, entries=len(value))
             if start is not None and _reaches_memo(start, node, floor, memo):
-                built = _built(log, start._sequence_nr()) or {}
-                holders.append({"name": name + suffix, "scope": scope,
-                                "node": node_name(start), "built": built.get("user")})
-            if written is not None and storage_key(tensor) == written and \
+                holders.append(_holder(log, name + suffix, scope, place, start))
+            elif start is not None and others and \
+                    _reaches_memo(start, others, low, memo, "others"):
+                carrying.append(_holder(log, name + suffix, scope, place, start))
+            if written is not None and not owner and storage_key(tensor) == written and \
                     getattr(tensor, "_version", None) == now:
                 writers.append({"name": name + suffix, "scope": scope})
-    return holders, writers
+    return holders, writers, carrying
 
 
-def _reaches_memo(start: Any, target: Any, floor: int, memo: dict) -> bool:
-    if start not in memo:
-        memo[start] = _reaches([start], target, floor)
-    return memo[start]
+def _holder(log: Log, name: str, scope: str, where: dict, start: Any) -> dict:
+    built = _built(log, start._sequence_nr()) or {}
+    return {"name": name, "scope": scope, "file": where["file"], "qualname": where["qualname"],
+            "now": where["now"], "owner": where.get("owner", ""), "node": node_name(start),
+            "number": start._sequence_nr(), "entries": where.get("entries"),
+            "built": built.get("user"),
+            "callers": built.get("chain", [])}
+
+
+def _reaches_memo(start: Any, target: Any, floor: int, memo: dict, key: str = "") -> bool:
+    if (start, key) not in memo:
+        memo[start, key] = _reaches([start], target, floor)
+    return memo[start, key]
 
 
 def evidence(log: Log, error: BaseException, outputs: Any, site: int, frame: Any) -> dict:
@@ -222,7 +269,7 @@ def evidence(log: Log, error: BaseException, outputs: Any, site: int, frame: Any
     found: dict[str, Any] = {
         "kind": kind, "message": str(error).split("\n")[0], "call": log.backward_count + 1,
         "at": log.sites.resolve(site)["user"], "node": None, "write": None, "written": [],
-        "holders": [], "steps_before": log.step_count,
+        "holders": [], "carrying": [], "steps_before": log.step_count,
         "backwards": [dict(log.sites.resolve(c["site"])["user"] or {}, number=c["number"],
                            retained=c["retained"], steps_before=c["steps_before"])
                       for c in log.backwards[-50:]],
@@ -245,7 +292,8 @@ def evidence(log: Log, error: BaseException, outputs: Any, site: int, frame: Any
             backward_calls=write[6] - made.get("backward_calls", write[6]),
             steps=write[7] - made.get("steps", write[7]), in_step=write[8],
             in_backward=write[9], weight=write[10], names=list(write[11]), module=write[12])
-    holders, writers = _holders(log, frame, node, write[1] if write else None,
-                                facts["now"] if facts else -1)
-    found["holders"], found["written"] = holders, writers
+    others = frozenset(n for n, _ in stale[1:]) if kind == "freed" else frozenset()
+    holders, writers, carrying = _holders(log, frame, node, write[1] if write else None,
+                                          facts["now"] if facts else -1, others)
+    found["holders"], found["written"], found["carrying"] = holders, writers, carrying
     return found

@@ -12,7 +12,9 @@ what the replay recorded instead:
   place);
 * the freed-graph error: the node whose saved tensors were freed, the line and the step that
   built it, the backward call that freed it, and the user's names that still hold it; whether an
-  optimizer step ran since that backward (the fix said across a step only then).
+  optimizer step ran since that backward (the fix said across a step only then); each carrier
+  given where it got the graph; and the page of losses of one forward backpropagated in turn
+  when the recording shows it (both in :mod:`autograd_lens.carrier_origin`).
 
 Without evidence (no replay, a replay that did not fail the same way, a notebook), :func:`amend`
 marks the finding as read from the failure alone: the lines about a write, a step, a loop or an
@@ -24,6 +26,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from .carrier_origin import got, in_turn
 from .old_graph import said
 from .places import place
 from .report import PATTERNS
@@ -114,6 +117,13 @@ def amend(finding: Any, evidence: dict | None, why_not: str = "") -> Any:
             changes["across_step"] = any(s["after_backward_calls"] >= number
                                          for s in evidence.get("steps", []))
             changes["carriers"] = [_earlier_said(c, freed) for c in finding.carriers]
+        holders = evidence.get("holders", []) + evidence.get("carrying", [])
+        changes["carriers"] = [got(c, holders) for c in changes.get("carriers",
+                                                                   finding.carriers)]
+        key = finding.pattern.key if finding.pattern else ""
+        if key == "outside_loop" and not finding.situation and \
+                in_turn(changes["carriers"], evidence, freed):
+            changes["situation"] = "02_two_losses_one_forward"
     return dataclasses.replace(finding, **changes)
 
 

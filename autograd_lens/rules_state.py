@@ -61,7 +61,9 @@ def detach_state(case: Case, note: str = _TBPTT) -> list[Fix]:
     for other in case.carriers[1:]:
         if (other.file, other.line) == (carrier.file, carrier.line) and \
                 other.name != carrier.name and source.reads(statement, other.name) and \
-                other.name in targets(statement):
+                (other.name in targets(statement) or
+                 other.entry == carrier.entry == "read_first" and "." not in other.name and
+                 "[" not in other.name):  # a second state the same statement reads first
             lines += detach_lines(source, other.name, other.form, indent)
         elif _same_object(source, carrier, other):  # self._kvectors, then self._influence
             lines += detach_lines(source, other.name, other.form, indent)
@@ -326,7 +328,34 @@ def clear_buffer(case: Case) -> list[Fix]:
 
 
 def recompute_inside(case: Case) -> list[Fix]:
-    """Outside the loop: compute it again at the top of the loop, or keep it as a constant."""
+    """Outside the loop: compute it again at the top of the loop, or keep it as a constant;
+    where the source shows neither, kept as a constant just after the statement the replay
+    recorded it was made by (:func:`_kept_where_made`)."""
+    return _recompute_inside(case) or _kept_where_made(case)
+
+
+def _kept_where_made(case: Case) -> list[Fix]:
+    """The carrier's tensor detached just after the statement that made it, as the replay
+    recorded it (``carrier.got``), when that statement, outside every loop, assigns it to a
+    plain name (the caller's name of a tensor handed to a function; the list whose every
+    entry holds a freed graph)."""
+    carrier = case.carriers[0] if case.carriers else None
+    got = getattr(carrier, "got", None)
+    source = Source.read(got["file"]) if got else None
+    statement = source.statement_at(got["line"]) if source else None
+    name = carrier.shown or carrier.name if carrier is not None else ""
+    if statement is None or source.loop_of(statement) is not None or \
+            not isinstance(statement, ast.Assign) or len(statement.targets) != 1 or \
+            not isinstance(statement.targets[0], ast.Name) or statement.targets[0].id != name:
+        return []
+    form = "list" if carrier.name.startswith(name + "[") and \
+        isinstance(statement.value, (ast.List, ast.ListComp)) else carrier.form
+    lines = detach_lines(source, name, form, source.indent(statement.lineno))
+    return one_fix("computed once and kept as a constant: the steps train only what comes "
+                   "after it", Plan(source).after(statement.end_lineno, *lines) if lines else None)
+
+
+def _recompute_inside(case: Case) -> list[Fix]:
     carrier, source = top_carrier(case)
     statement = source.statement_at(carrier.line) if source else None
     loop = source.loop_of(statement) if statement else None

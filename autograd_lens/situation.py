@@ -109,8 +109,10 @@ class Finding:
         lines = ["Carried in by (most likely first):"]
         for carrier in self.carriers[:5]:
             guess = GUESS if not self.recorded and "assigned only before" in carrier.why else ""
-            lines.append(f"  {carrier.name}  {place(carrier.file, carrier.line)} in "
-                         f"{carrier.function}: {carrier.why}{guess}.")
+            got = carrier.got or {"file": carrier.file, "line": carrier.line,
+                                  "function": carrier.function}
+            lines.append(f"  {carrier.shown or carrier.name}  {place(got['file'], got['line'])} in "
+                         f"{got['function']}: {carrier.said()}{guess}.")
         return lines
 
     def __str__(self) -> str:

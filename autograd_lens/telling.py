@@ -275,8 +275,12 @@ class Teller:
                     "node saved it") + f"; {failed} needed its old value"
         elif finding.carriers:
             carrier = finding.carriers[0]
-            said = (f"{carrier.name}, entering at {place(carrier.file, carrier.line)}, carries in "
-                    f"the graph that {failed} could not go through")
+            got = "" if carrier.got is None else \
+                f"made at {place(carrier.got['file'], carrier.got['line'])} and "
+            alias = f" as `{carrier.name}`" if carrier.shown else ""
+            said = (f"{carrier.shown or carrier.name}, {got}entering at "
+                    f"{place(carrier.file, carrier.line)}{alias}, "
+                    f"carries in the graph that {failed} could not go through")
         else:
             said = f"{failed} failed; no variable of the program was named as the carrier"
         lines = [f"autograd_lens, in short: {said}."]

@@ -61,3 +61,10 @@ def trains_as(name: str, report: dict, reference: dict, folder: Path) -> None:
     for path, expected in reference.items():
         torch.testing.assert_close(value(space, path).detach(), expected.detach(),
                                    rtol=1e-5, atol=1e-6)
+
+
+def entered(carrier: dict) -> tuple[str, int]:
+    """A report's carrier as (name, line) where it enters the failing step: its ``enters`` when
+    the report gives, for the freed-graph error, the line where it got the graph instead."""
+    where = carrier.get("enters") or carrier
+    return where.get("name", carrier["name"]), where["line"]

@@ -111,14 +111,18 @@ def test_each_book_failure_names_the_notebooks_variable_and_line(runs, spec):
     assert report["error"].startswith(("Trying to backward", "one of the variables needed"))
     # The carrier first, after the recorded write when there is one (the in-place error's)
     first = next(c for c in report["carriers"] if c.get("kind") != "write")
-    assert (first["name"], first["line"], Path(first["file"]).name) == (name, line, script.name)
+    enters = first.get("enters") or first  # (the freed-graph error's line: where it got the graph)
+    assert (enters.get("name", first["name"]), enters["line"], Path(enters["file"]).name) == \
+        (name, line, script.name)
     assert f"/notebooks/{script.stem[5:7]}_" in report["page"]  # the notebook's own page
     assert first["why"] and first["function"]
     # The printed diagnosis follows the traceback and says the same (the last one: an error
     # the program caught before is said at its own moment, before).
     err = result["stderr"]
     assert err.index("Traceback") < err.rindex("Carried in by") < err.rindex(report["page"])
-    assert f"  {name}  {script.name}:{line} in {first['function']}" in err
+    assert f"  {first['name']}  {script.name}:{first['line']} in {first['function']}" in err
+    if "enters" in first:
+        assert f" at {script.name}:{line}" in err
 
 
 def test_a_caught_error_keeps_nothing_alive_and_the_last_error_is_explained(runs):

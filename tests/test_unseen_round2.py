@@ -23,6 +23,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from command_runs import entered
 import torch
 
 from autograd_lens.__main__ import main
@@ -103,7 +105,7 @@ def test_the_carrier_the_write_and_the_page(name, reports):
     want, found = expectations(SCRIPTS / name), reports[name]
     report, text = found["report"], found["text"]
     assert found["code"] == 1
-    carriers = [(c["name"], c["line"]) for c in report["carriers"] if c.get("kind") != "write"]
+    carriers = [entered(c) for c in report["carriers"] if c.get("kind") != "write"]
     writes = [(c["name"], c["line"]) for c in report["carriers"] if c.get("kind") == "write"]
     kinds = [c.get("kind") == "write" for c in report["carriers"]]
     assert kinds == sorted(kinds, reverse=True) and sum(kinds) <= 1, report  # the write first

@@ -22,7 +22,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from command_runs import command_reports, run_edited, value  # noqa: F401 (used by later rounds)
+from command_runs import entered, command_reports, run_edited, value  # noqa: F401 (used by later rounds)
 
 SCRIPTS = Path(__file__).parent / "scripts"
 ROUND4 = sorted(p.name for p in SCRIPTS.glob("u4_*.py"))
@@ -49,7 +49,7 @@ def reports(tmp_path_factory):
 def test_the_carrier_or_the_write_comes_first(name, reports):
     want, found = expectations(SCRIPTS / name), reports[name]
     assert found["code"] == 1
-    carriers = [(c["name"], c["line"]) for c in found["report"]["carriers"]]
+    carriers = [entered(c) for c in found["report"]["carriers"]]
     assert want and carriers[:1] == [want.get("enters") or want["write"]], found["text"]
 
 

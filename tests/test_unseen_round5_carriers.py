@@ -21,7 +21,7 @@ import pytest
 import torch
 from torch import nn
 
-from command_runs import command_reports, trains_as
+from command_runs import entered, command_reports, trains_as
 from test_unseen_round4_carriers import expectations
 
 SCRIPTS = Path(__file__).parent / "scripts"
@@ -39,7 +39,7 @@ def reports(tmp_path_factory):
 def test_the_entry_read_comes_first_where_it_enters(name, reports):
     want, found = expectations(SCRIPTS / name)["enters"], reports[name]
     assert found["code"] == (0 if name == SWALLOWED else 1), found["text"]
-    carriers = [(c["name"], c["line"]) for c in found["report"]["carriers"]]
+    carriers = [entered(c) for c in found["report"]["carriers"]]
     assert carriers[:1] == [want], found["text"]
 
 

@@ -20,7 +20,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from autograd_lens.patterns import PATTERNS
-from command_runs import command_reports, trains_as, value
+from command_runs import entered, command_reports, trains_as, value
 from test_unseen_round4_carriers import expectations
 
 SCRIPTS = Path(__file__).parent / "scripts"
@@ -37,7 +37,7 @@ def reports(tmp_path_factory):
 def test_the_carrier_comes_first(name, reports):
     want, found = expectations(SCRIPTS / name), reports[name]
     assert found["code"] == 1, found["text"]
-    carriers = [(c["name"], c["line"]) for c in found["report"]["carriers"]]
+    carriers = [entered(c) for c in found["report"]["carriers"]]
     assert carriers[:1] == [want["enters"]], found["text"]
 
 

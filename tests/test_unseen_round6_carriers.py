@@ -23,7 +23,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from command_runs import command_reports, run_edited, value
+from command_runs import entered, command_reports, run_edited, value
 from test_unseen_round4_carriers import expectations
 
 SCRIPTS = Path(__file__).parent / "scripts"
@@ -41,7 +41,7 @@ def reports(tmp_path_factory):
 def test_the_write_after_the_save_is_named(name, reports):
     want, found = expectations(SCRIPTS / name)["write"], reports[name]
     assert found["code"] == 1 and found["report"]["pattern"] == "written_in_place", found["text"]
-    carriers = [(c["name"], c["line"]) for c in found["report"]["carriers"]]
+    carriers = [entered(c) for c in found["report"]["carriers"]]
     assert carriers[:1] == [want], found["text"]
     written = (SCRIPTS / name).read_text().splitlines()[want[1] - 1].split("#")[0].strip()
     assert f"Changed by: {written}  (" in found["text"], found["text"]
@@ -51,7 +51,7 @@ def test_the_write_after_the_save_is_named(name, reports):
 def test_the_variable_that_holds_the_old_graph_is_named(name, reports):
     want, found = expectations(SCRIPTS / name)["enters"], reports[name]
     assert found["code"] == 1, found["text"]
-    carriers = [(c["name"], c["line"]) for c in found["report"]["carriers"]]
+    carriers = [entered(c) for c in found["report"]["carriers"]]
     assert carriers[:1] == [want], found["text"]
     assert "No variable of your program holds" not in found["text"], found["text"]
 

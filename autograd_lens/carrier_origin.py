@@ -1,0 +1,91 @@
+"""Where each carrier of the freed-graph error got the graph that was freed, from the replay's
+recording (:mod:`autograd_lens.record_evidence`: the user's names that hold a freed graph at the
+failure, and the call chain of the statement that made each one's node), and whether the
+recording shows losses of one forward backpropagated in turn. See
+:func:`autograd_lens.recorded.amend`, which uses them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+
+def in_turn(carriers: list, evidence: dict, freed: dict) -> bool:
+    """Whether the recording shows losses of one forward backpropagated in turn: the first
+    carrier was made (``got``) in a loop whose body holds an inner loop, and the backward call
+    of that inner loop both freed its graph and failed on it (each pass of the outer loop
+    computes it once; each pass of the inner one backpropagates a loss over it)."""
+    from .edits import Source
+
+    got, at = (carriers[0].got if carriers else None), evidence.get("at")
+    if not got or not at or not freed.get("user") or got["file"] != at["file"] or \
+            (freed["user"]["file"], freed["user"]["line"]) != (at["file"], at["line"]):
+        return False
+    source = Source.read(at["file"])
+    made = source.statement_at(got["line"]) if source else None
+    failing = source.statement_at(at["line"]) if source else None
+    outer = source.loop_of(made) if made is not None else None
+    inner = source.loop_of(failing) if failing is not None else None
+    return outer is not None and inner is not None and inner is not outer and \
+        outer.lineno < inner.lineno and inner.end_lineno <= outer.end_lineno and \
+        not (inner.lineno <= made.lineno <= inner.end_lineno)
+
+
+def got(carrier: Any, holders: list[dict]) -> Any:
+    """``carrier`` with the line where it got the graph that was freed, as recorded: the
+    statement, in the scope that holds the name, that was running when the node its tensor
+    holds was made; for an attribute, the method that made that node when it is a method of
+    the attribute's object (the carrier then named there: ``self.cache_k``); for a name handed
+    in by a caller (its scope was not running then), the caller's name that holds the same
+    tensor, in the scope that made it. Unchanged when the recording shows none of these."""
+    same = [h for h in holders if h["name"] == carrier.name and h.get("built")]
+    if not same and carrier.name.startswith("self."):  # the same attribute path, from outside
+        same = [h for h in holders if h["name"].endswith(carrier.name[4:]) and h.get("built")]
+    same.sort(key=lambda h: h["scope"] != f"{carrier.function}()")  # the carrier's scope first
+    for holder in same:
+        frames = [holder["built"], *holder.get("callers", [])]
+        root = carrier.name.split("[")[0]
+        if "." in root and holder.get("owner"):  # an attribute: the method that made its node
+            top = frames[0]
+            if top.get("qualname", "").rpartition(".")[0] == holder["owner"]:
+                shown = "self." + root.rsplit(".", 1)[1] + carrier.name[len(root):]
+                return _at_got(carrier, top, shown)
+        site = _running(frames, holder)
+        if site is not None:
+            return _at_got(carrier, site, _whole(carrier.name, holder, holders, site))
+        for other in holders:  # handed in: the name that holds it where it was made
+            if other is not holder and other.get("number") == holder.get("number") and \
+                    other["scope"] != holder["scope"] and other.get("now") is not None and \
+                    "." not in other["name"].split("[")[0]:  # a caller's own name
+                site = _running([other["built"], *other.get("callers", [])], other)
+                if site is not None:
+                    return _at_got(carrier, site, other["name"])
+    return carrier
+
+
+def _whole(name: str, holder: dict, holders: list[dict], site: dict) -> str:
+    """The list for its entry ``name`` when every entry of it holds a graph freed by now and
+    its nodes were made by the one statement ``site`` (``targ_styles`` for ``targ_styles[0]``
+    in ``targ_styles = [gram(f) for f in feats]``), else ``name``."""
+    root = name.split("[")[0]
+    if name == root or name[len(root):].count("[") != 1 or "." in root or \
+            not holder.get("entries"):
+        return name
+    made = {h["name"] for h in holders if h["name"].split("[")[0] == root and
+            h["name"].count("[") == 1 and h["scope"] == holder["scope"] and
+            _running([h["built"], *h.get("callers", [])], h) == site}
+    return root if len(made) == holder["entries"] else name
+
+
+def _running(frames: list[dict], holder: dict) -> dict | None:
+    """The frame of ``frames`` that runs the code of ``holder``'s scope, or None."""
+    return next((f for f in frames if f.get("qualname", f["function"]) ==
+                 holder.get("qualname", holder["scope"][:-2]) and
+                 (not holder.get("file") or f["file"] == holder["file"])), None)
+
+
+def _at_got(carrier: Any, site: dict, shown: str) -> Any:
+    if (site["file"], site["line"], shown) == (carrier.file, carrier.line, carrier.name):
+        return carrier
+    return dataclasses.replace(carrier, got=site, shown=shown if shown != carrier.name else "")
