@@ -8,13 +8,20 @@ Two writes change a saved tensor (see :mod:`autograd_lens.writes`):
   self.queue.clone()``; before the whole run of in-place calls that ends in the write, and
   without the old value's graph when the run starts by replacing every element, as
   ``state.copy_(...)`` does); parts read by writes into the same tensor (``buf[2] = f(buf[0])``,
-  ``buf[4] = f(buf[2])``) are read as copies on every such line; the node keeps the tensor it
-  saved, unchanged;
+  ``buf[4] = f(buf[2])``) are read as copies on every such line, except where the node saved
+  the written tensor as its own result (``probs = sigmoid(z)``, then ``probs[m] = 1 -
+  probs[m]``): the copy is then made before the writes, before the loop that makes them when
+  the loop does not bind the name again; an in-place method on a result no name holds
+  (``conv(x).unsqueeze_(1)``) becomes its out-of-place twin; where the function writes the
+  name in place more than once (``h += a(h)``, then ``h += b(h)``), a second edit makes every
+  such write out of place, for when the recorded one alone still fails; the node keeps the
+  tensor it saved, unchanged;
 * a library call's write with no ``inplace`` keyword to turn off (an embedding's ``max_norm``
   renormalising its weight): the function's other reads of that tensor read a copy;
 * an optimizer's ``step()`` between the forward and a backward through its graph: the edit
   builds the loss again after the step, with every value on the way that carries the graph the
-  step changed (``q = critic(...)``, then ``actor_loss = -q.mean()``).
+  step changed (``q = critic(...)``, then ``actor_loss = -q.mean()``) and every value the loss
+  reads that is made from one built again (a penalty from the forward's second output).
 
 See :mod:`autograd_lens.rules` for what a rule reads and returns.
 """
