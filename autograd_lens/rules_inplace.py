@@ -16,6 +16,9 @@ Two writes change a saved tensor (see :mod:`autograd_lens.writes`):
   name in place more than once (``h += a(h)``, then ``h += b(h)``), a second edit makes every
   such write out of place, for when the recorded one alone still fails; the node keeps the
   tensor it saved, unchanged;
+* a weight the program writes in place between the forward and the backward (a sharpness-aware
+  first step): the loss built again right after the statement that writes it, or that calls the
+  function that does;
 * a library call's write with no ``inplace`` keyword to turn off (an embedding's ``max_norm``
   renormalising its weight): the function's other reads of that tensor read a copy;
 * an optimizer's ``step()`` between the forward and a backward through its graph: the edit
@@ -54,8 +57,10 @@ def out_of_place(case: Case) -> list[Fix]:
     if statement is not None and write.module:  # a library call wrote it
         return (not write.weight and _not_in_place(source, statement, write.maker)) or \
             _read_as_copies(source, statement, write.name or case.carriers[0].name)
-    if statement is None or not write.name or write.weight:
-        return []  # a weight written out of place, or in a copy, would stay as it was
+    if statement is not None and write.weight:  # written out of place, or in a copy, the
+        return _built_after_writer(case, source, statement)  # weight would stay as it was
+    if statement is None or not write.name:
+        return []
     indent, name = source.indent(statement.lineno), write.name
     plan = Plan(source)
     computes = _written_anew(source, plan, statement, name)
@@ -340,6 +345,43 @@ def after_the_step(case: Case) -> list[Fix]:
     return one_fix("the loss is built again after the step, from the weights as the step left "
                    "them: its backward goes through a new graph", plan.after(step.end_lineno,
                                                                              *moved))
+
+
+def _built_after_writer(case: Case, source: Source, statement: ast.stmt) -> list[Fix]:
+    """A weight the program writes in place between the forward and the failing backward (a
+    sharpness-aware first step that nudges every weight): the loss, and every value it is made
+    from that carries the graph, built again right after the statement of the failing function
+    that writes it (the write itself, or the call of the function that holds it), so its
+    backward goes through the weights as the write left them."""
+    write, failed = _write(case), failed_call(case)
+    if failed is None:
+        return []
+    fsource, fstatement, call = failed
+    scope = fsource.scope_at(fstatement.lineno)
+    if write.file == fsource.file and fsource.scope_at(write.line) is scope:
+        writer = [s for s in fsource.statements(scope) if s.lineno <= write.line <= s.end_lineno
+                  and s.end_lineno < fstatement.lineno and _encloses(fsource, s, fstatement)]
+    else:  # the write is in a function the failing one calls, by name, before the backward
+        writer = [s for s, _ in fsource.calls(scope, (write.function,))
+                  if s.end_lineno < fstatement.lineno and _encloses(fsource, s, fstatement)]
+    if not writer or write.function in ("", "<module>") and write.file != fsource.file:
+        return []
+    anchor = writer[-1]
+    copies = _built_before(fsource, anchor, fstatement, receiver(call), set(write.carrying))
+    return one_fix("the loss is built again after the weights are written, from the weights as "
+                   "the write left them: its backward goes through a new graph",
+                   _moved_after(fsource, anchor, copies)) if copies else []
+
+
+def _moved_after(source: Source, anchor: ast.stmt, copies: list[ast.stmt]) -> Plan:
+    """``copies`` put again right after ``anchor``, at its indentation."""
+    indent, plan = source.indent(anchor.lineno), Plan(source)
+    moved = []
+    for copy in copies:
+        old = source.indent(copy.lineno)
+        lines = [source.text(n) for n in range(copy.lineno, copy.end_lineno + 1)]
+        moved += [indent + text[len(old):] if text.startswith(old) else text for text in lines]
+    return plan.after(anchor.end_lineno, *moved)
 
 
 def _built_before(source: Source, step: ast.stmt, failed: ast.stmt, root: str | None,

@@ -8,7 +8,10 @@ twin; and two += into one hidden state, each after a node saved it, where the re
 alone out of place still fails: the verified run prints the edit of both writes as the fix and
 the edit of one as a failed attempt; and a trainer object's optimizer (an attribute, found by
 the step's line) stepping between two backward calls of one forward, fixed by building the second
-loss again after the step with every value it reads from the forward's outputs (a penalty too).
+loss again after the step with every value it reads from the forward's outputs (a penalty too);
+and weights nudged in place by a helper object's method between a retained backward and a second
+backward of the same loss (a sharpness-aware step by hand), fixed by building the loss again
+right after the call of that method.
 Each edit, applied and run, gives the weights of an independent reference written here.
 """
 
@@ -140,12 +143,35 @@ def ref_trainer() -> dict:
             "trainer.net.aux.weight": aux.weight}
 
 
+def ref_nudged() -> dict:
+    """The second gradient taken at the nudged weights, from a forward run there."""
+    torch.manual_seed(0)
+    net = nn.Sequential(nn.Linear(3, 5), nn.ReLU(), nn.Linear(5, 1))
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    params = list(net.parameters())
+    for _ in range(3):
+        x, y = torch.randn(6, 3), torch.randn(6, 1)
+        grads = torch.autograd.grad((net(x) - y).pow(2).mean(), params)
+        nudges = [0.05 * g.sign() for g in grads]
+        with torch.no_grad():
+            for p, d in zip(params, nudges):
+                p.add_(d)
+        opt.zero_grad()
+        (net(x) - y).pow(2).mean().backward()
+        with torch.no_grad():
+            for p, d in zip(params, nudges):
+                p.sub_(d)
+        opt.step()
+    return {"net.0.weight": net[0].weight, "net.2.weight": net[2].weight}
+
+
 CASES = {
     "w8_rates_rescaled_per_column.py": ref_rates,
     "w8_softmax_masked_complement.py": ref_complement,
     "w8_gate_squeezed_in_place.py": ref_gated,
     "w8_residuals_added_in_place.py": ref_residual,
     "w8_trainer_two_losses_one_step_between.py": ref_trainer,
+    "w8_weights_nudged_by_a_helper.py": ref_nudged,
 }
 VERIFIED = ("w8_residuals_added_in_place.py",)  # its first edit fails: the run decides
 
@@ -158,7 +184,7 @@ def test_every_round8_script_has_its_reference():
 def test_the_edit_trains_as_the_reference(name, reports, tmp_path):
     found = reports[name]
     assert found["code"] == 1, found["text"]
-    assert found["report"]["pattern"] == ("modified_in_place" if "step" in name else
+    assert found["report"]["pattern"] == ("modified_in_place" if "_step_" in name else
                                           "written_in_place"), found["text"]
     trains_as(name, found["report"], CASES[name](), tmp_path)
 
