@@ -3,7 +3,8 @@
 Writes ``bench/report.json`` and regenerates ``chapters/status.md`` from it. Every build, test and
 notebook time is the median of ``BENCH_REPEATS`` runs (default 3): a 2-core machine is noisy. The
 library's ratios divide two medians of ``LIBRARY_REPEATS`` (9) runs each, and the command's costs
-are medians of ``WATCH_ROUNDS`` (9) rounds (``scripts/bench_watch.py``). Measured:
+are medians of ``WATCH_ROUNDS`` (15) rounds (``scripts/bench_watch.py``; the training ratio's rounds are
+20 steps each, four times as many). Measured:
 
 * the library's ratios, each side by side with what it is compared to, in one process;
 * the command's time beyond the program's own on the 3,800-node LSTM (``scripts/bench_command.py``:
@@ -55,7 +56,7 @@ from setup_cell import setup_source
 
 REPEATS = int(os.environ.get("BENCH_REPEATS", 3))
 LIBRARY_REPEATS = 9   # runs of each side of a library ratio (its own, not BENCH_REPEATS)
-WATCH_ROUNDS = 9      # rounds of the command's costs (bench_watch.command_costs)
+WATCH_ROUNDS = 15     # rounds of the command's costs (bench_watch.command_costs)
 # key: (what the status page calls it, the limit it must stay below)
 TARGETS = {
     "make_test_s": ("`make test`, seconds", 180.0),
@@ -252,6 +253,7 @@ def status_page(report: dict) -> str:
              f"{report['date']}. Every build, test and notebook time is the median of {report['repeats']} runs;",
              f"each library ratio divides two medians of {report.get('library_repeats', LIBRARY_REPEATS)} runs"
              + (f", and the command's costs are medians of {report.get('watch_rounds', WATCH_ROUNDS)} rounds"
+                f" (the training ratio's: four times as many, of 20 steps each)"
                 if "watch_added_us_per_call" in report["library"] else "")
              + (f"; the command's time on the LSTM beyond the program's own is the median of {report['repeats']} "
                 "differences, each of a plain run and the command's run side by side"
