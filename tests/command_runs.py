@@ -8,6 +8,7 @@ import io
 import json
 import linecache
 import runpy
+import time
 from pathlib import Path
 
 import torch
@@ -68,3 +69,13 @@ def entered(carrier: dict) -> tuple[str, int]:
     the report gives, for the freed-graph error, the line where it got the graph instead."""
     where = carrier.get("enters") or carrier
     return where.get("name", carrier["name"]), where["line"]
+
+
+def wait_until(condition, seconds: float) -> bool:
+    """Whether ``condition()`` came true within ``seconds`` (asked every 50 ms)."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True

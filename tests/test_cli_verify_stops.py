@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from command_runs import wait_until
+
 SCRIPT = Path(__file__).parent / "scripts" / "hard_verify_slow.py"
 
 
@@ -49,15 +51,6 @@ def _descendants(pid: int) -> list[int]:
     return found
 
 
-def _wait(condition, seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.05)
-    return True
-
-
 def _run_started(temp: Path) -> bool:
     """The edited program's run has started: run_0 is the replay's, run_1 the first edit's."""
     return any((folder / "run_1").is_dir() for folder in temp.iterdir())
@@ -76,7 +69,7 @@ def test_a_signal_to_the_command_stops_every_run_and_removes_the_folder(tmp_path
         [sys.executable, "-m", "autograd_lens", SCRIPT.name], cwd=work, env=env,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
-        assert _wait(lambda: _run_started(temp) or command.poll() is not None, 240)
+        assert wait_until(lambda: _run_started(temp) or command.poll() is not None, 240)
         assert command.poll() is None, command.communicate()
         started = _descendants(command.pid)
         assert len(started) >= 2  # the sandbox's process and the run it forked
@@ -87,8 +80,8 @@ def test_a_signal_to_the_command_stops_every_run_and_removes_the_folder(tmp_path
         if command.poll() is None:
             command.kill()
     assert command.returncode == -signum, err
-    assert _wait(lambda: not any(_running(p) for p in started), 20), "a run is still running"
-    assert _wait(lambda: list(temp.iterdir()) == [], 20)  # the temporary folder is removed
+    assert wait_until(lambda: not any(_running(p) for p in started), 20), "a run is still running"
+    assert wait_until(lambda: list(temp.iterdir()) == [], 20)  # the temporary folder is removed
     steps = (work / "steps.txt").read_text()
     time.sleep(1.5)
     assert (work / "steps.txt").read_text() == steps  # nothing trains on in the user's folder

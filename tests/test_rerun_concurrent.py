@@ -16,6 +16,7 @@ from pathlib import Path
 from autograd_lens.edits import Edit
 from autograd_lens.replay_run import finish_replay, start_replay
 from autograd_lens.verify import Rerun, finish_verify, start_verify, verdict
+from command_runs import wait_until
 
 SCRIPTS = Path(__file__).parent / "scripts"
 
@@ -39,15 +40,6 @@ def _group_gone(pgid: int) -> bool:
     except ProcessLookupError:
         return True
     return False
-
-
-def _wait(condition, seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.05)
-    return True
 
 
 def test_the_replay_and_a_failing_edit_run_at_once_each_reported_and_nothing_left(
@@ -76,7 +68,7 @@ def test_the_replay_and_a_failing_edit_run_at_once_each_reported_and_nothing_lef
     assert ran["backward_calls"] == 1 and verdict(ran, 1) == "other_error"
     # The replay is reported as if it had run alone: it failed the same way, at call 2.
     assert found is not None and found["call"] == 2 and found["kind"] == "freed"
-    assert _wait(lambda: _group_gone(pgid), 20), "a process of the re-run outlived it"
+    assert wait_until(lambda: _group_gone(pgid), 20), "a process of the re-run outlived it"
     assert not os.path.exists(folder)
 
 
@@ -91,10 +83,10 @@ def test_a_run_no_longer_needed_is_stopped_and_the_others_go_on(tmp_path, monkey
     with Rerun() as rerun:
         long_run = start_verify(endless, None, [str(script)], 1, rerun, 900, None, None)
         short_run = start_verify(fixed, None, [str(script)], 1, rerun, 120, None, None)
-        assert _wait(lambda: (Path(rerun.folder) / f"run_{long_run.run}").is_dir(), 60)
+        assert wait_until(lambda: (Path(rerun.folder) / f"run_{long_run.run}").is_dir(), 60)
         before = time.monotonic()
         rerun.cancel(long_run.run)
-        assert _wait(lambda: long_run.done(), 20), "the stopped run goes on"
+        assert wait_until(lambda: long_run.done(), 20), "the stopped run goes on"
         assert not (Path(rerun.folder) / f"run_{long_run.run}").exists()  # its copy removed
         ran = finish_verify(short_run)
         assert time.monotonic() - before < 60
