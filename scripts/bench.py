@@ -253,7 +253,8 @@ def status_page(report: dict) -> str:
              f"{report['date']}. Every build, test and notebook time is the median of {report['repeats']} runs;",
              f"each library ratio divides two medians of {report.get('library_repeats', LIBRARY_REPEATS)} runs"
              + (f", and the command's costs are medians of {report.get('watch_rounds', WATCH_ROUNDS)} rounds"
-                f" (the training ratio's: four times as many, of 20 steps each)"
+                f" (the training ratio's: four times as many, of 20 steps each, timed inside the watch,"
+                f" which the command enters once a program)"
                 if "watch_added_us_per_call" in report["library"] else "")
              + (f"; the command's time on the LSTM beyond the program's own is the median of {report['repeats']} "
                 "differences, each of a plain run and the command's run side by side"

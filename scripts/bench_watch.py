@@ -69,10 +69,11 @@ def measure(calls: int, rounds: int,
     w = torch.ones(4, requires_grad=True)
     per_call(calls, w)  # warm-up
     times: dict[str, list[float]] = {"plain": [], **{name: [] for name in watches}}
+    made = {name: watch() for name, watch in watches.items()}  # one each, as the command makes
     for _ in range(rounds):
         times["plain"].append(per_call(calls, w))
-        for name, watch in watches.items():
-            with watch():
+        for name, watch in made.items():
+            with watch:
                 times[name].append(per_call(calls, w))
     medians = {name: statistics.median(values) for name, values in times.items()}
     # The median of each round's difference with the plain time of the same round: drifts of
@@ -84,44 +85,57 @@ def measure(calls: int, rounds: int,
 
 def adam_ratio(rounds: int, watch: Any = first_run_watch, block: int = 20) -> float:
     """Median, over rounds, of the processor time of ``block`` training steps of an MLP with Adam
-    under ``watch`` over the same steps without it (alternating, in one process)."""
+    under ``watch`` over the same steps without it (alternating, in one process). As in the
+    command, one watch is made; the clock runs inside it: the command enters it once for the whole
+    program, so making, entering and leaving it (see :func:`entering`) is not a cost of a step."""
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 1))
     opt = torch.optim.Adam(model.parameters(), lr=1e-3)
     x, y = torch.randn(64, 32), torch.randn(64, 1)
 
-    def steps() -> float:
-        started = time.process_time()
-        for _ in range(block):
-            loss = torch.nn.functional.mse_loss(model(x), y)
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-        return time.process_time() - started
+    def steps(under: Any = contextlib.nullcontext) -> float:
+        with under():
+            started = time.process_time()
+            for _ in range(block):
+                loss = torch.nn.functional.mse_loss(model(x), y)
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+            return time.process_time() - started
 
-    def watched() -> float:
-        with watch():
-            return steps()
-
+    made = watch()
     steps()  # warm-up
     ratios = []
     for round_ in range(rounds):  # which runs first alternates: the second of two runs in a row
         if round_ % 2:            # is not always the same one
-            after, plain = watched(), steps()
+            after, plain = steps(lambda: made), steps()
         else:
-            plain, after = steps(), watched()
+            plain, after = steps(), steps(lambda: made)
         ratios.append(after / plain)
     return statistics.median(ratios)
+
+
+def entering(watch: Any = first_run_watch, times: int = 2000) -> float:
+    """Processor seconds to make, enter and leave ``watch`` once (median of 5 runs of ``times``):
+    what a program pays once, at its start and end."""
+    def once() -> float:
+        started = time.process_time()
+        for _ in range(times):
+            with watch():
+                pass
+        return (time.process_time() - started) / times
+    return statistics.median(once() for _ in range(5))
 
 
 def command_costs(calls: int = 20000, rounds: int = 15) -> dict[str, float]:
     """The first run's cost, side by side in one run: microseconds the watch adds per backward
     call (tiny graph, ``calls`` calls a round) and the watched / plain ratio of MLP-with-Adam
     training steps (a round is 20 steps, a few milliseconds: four times as many rounds, for a ratio
-    within a percent)."""
+    within a percent), and the microseconds of entering and leaving the watch once."""
     _, added = measure(calls, rounds, {"now": first_run_watch})
     return {"watch_added_us_per_call": added["now"] * 1e6,
-            "watch_adam_mlp_ratio": adam_ratio(4 * rounds)}
+            "watch_adam_mlp_ratio": adam_ratio(4 * rounds),
+            "watch_entered_us": entering() * 1e6}
 
 
 def main() -> None:
@@ -159,6 +173,9 @@ def main() -> None:
         for name, watch in {"nothing": contextlib.nullcontext, **watches}.items():
             print(f"MLP with Adam, watched ({name}) / plain: "
                   f"{adam_ratio(rounds, watch):.4f} (median of {rounds} rounds)")
+        for name, watch in watches.items():
+            print(f"entering and leaving the watch ({name}) once: {entering(watch) * 1e6:.0f} us "
+                  "(once a program)")
 
 
 if __name__ == "__main__":

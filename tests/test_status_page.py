@@ -31,6 +31,8 @@ def test_the_page_says_how_many_runs_each_median_takes():
     assert f"each library ratio divides two medians of {library} runs" in page
     with_watch = {**REPORT, "library": {**REPORT["library"], "watch_added_us_per_call": 0.5}}
     assert f"the command's costs are medians of {bench.WATCH_ROUNDS} rounds" in bench.status_page(with_watch)
+    assert "timed inside the watch, which the command enters once a program" in \
+        bench.status_page(with_watch)
     # The rounds bench passes are the ones command_costs takes unless told otherwise.
     assert inspect.signature(bench_watch.command_costs).parameters["rounds"].default == bench.WATCH_ROUNDS
 
