@@ -149,12 +149,13 @@ def _named(frames: list[Any]) -> Iterator[tuple[str, Any, Any]]:
 def _attributes(value: Any) -> list[tuple[str, Any]]:
     if isinstance(value, torch.nn.Module):
         return list(value._buffers.items()) + list(value._modules.items()) + [
-            (k, v) for k, v in vars(value).items() if isinstance(v, torch.Tensor)]
+            (k, v) for k, v in vars(value).items()
+            if isinstance(v, (torch.Tensor, torch.optim.Optimizer))]  # its own optimizer too
     if hasattr(value, "__dict__") and not isinstance(value, type) and \
             not (getattr(type(value), "__module__", "") or "").startswith(("torch", "builtins")):
         try:
             return [(k, v) for k, v in vars(value).items()
-                    if isinstance(v, (torch.Tensor, torch.nn.Module))]
+                    if isinstance(v, (torch.Tensor, torch.nn.Module, torch.optim.Optimizer))]
         except TypeError:
             return []
     return []
