@@ -104,8 +104,9 @@ def out_of_place(case: Case) -> list[Fix]:
                          "node keeps the values it saved; the result is the same numbers", plan)
         whole = _copy_before(source, statement, name)
         # the node saved the tensor as its op made it (tanh's, sigmoid's result): reading
-        # copies leaves that tensor written; a copy made before the writes does not
-        return whole + copied if write.slot == "result" else copied + whole
+        # copies leaves that tensor written; a copy made before the writes does not. Only
+        # then: a part read and saved (x[t - 1] @ w) is saved anew by every turn
+        return whole + copied if write.slot == "result" else copied
     return _copy_before(source, statement, name)
 
 
