@@ -58,7 +58,9 @@ def out_of_place(case: Case) -> list[Fix]:
         return (not write.weight and _not_in_place(source, statement, write.maker)) or \
             _read_as_copies(source, statement, write.name or case.carriers[0].name)
     if statement is not None and write.weight:  # written out of place, or in a copy, the
-        return _built_after_writer(case, source, statement)  # weight would stay as it was
+        # weight would stay as it was; a weight no optimizer trains (a slow or target copy)
+        # is written for the next turn: the write belongs after the step, not the loss after it
+        return _built_after_writer(case, source, statement) if write.trained else []
     if statement is None or not write.name:
         return []
     indent, name = source.indent(statement.lineno), write.name
@@ -349,8 +351,8 @@ def after_the_step(case: Case) -> list[Fix]:
 
 
 def _built_after_writer(case: Case, source: Source, statement: ast.stmt) -> list[Fix]:
-    """A weight the program writes in place between the forward and the failing backward (a
-    sharpness-aware first step that nudges every weight): the loss, and every value it is made
+    """A weight the program trains and writes in place between the forward and the failing
+    backward (a sharpness-aware first step that nudges every weight): the loss, and every value it is made
     from that carries the graph, built again right after the statement of the failing function
     that writes it (the write itself, or the call of the function that holds it), so its
     backward goes through the weights as the write left them."""
