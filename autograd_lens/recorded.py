@@ -64,7 +64,8 @@ def _write_of(old: Write | None, evidence: dict) -> Write | None:
                  user["text"], versions,
                  old.carrying if old is not None else (), old.reached if old is not None else 0,
                  module=found.get("library") is not None and not step,
-                 maker=found.get("module") or "", by=by)
+                 maker=found.get("module") or "", by=by,
+                 trained=old is not None and old.trained)
 
 
 def _stem(text: str) -> str:

@@ -8,13 +8,23 @@ Two writes change a saved tensor (see :mod:`autograd_lens.writes`):
   self.queue.clone()``; before the whole run of in-place calls that ends in the write, and
   without the old value's graph when the run starts by replacing every element, as
   ``state.copy_(...)`` does); parts read by writes into the same tensor (``buf[2] = f(buf[0])``,
-  ``buf[4] = f(buf[2])``) are read as copies on every such line; the node keeps the tensor it
-  saved, unchanged;
+  ``buf[4] = f(buf[2])``) are read as copies on every such line, except where the node saved
+  the written tensor as its own result (``probs = sigmoid(z)``, then ``probs[m] = 1 -
+  probs[m]``): the copy is then made before the writes, before the loop that makes them when
+  the loop does not bind the name again; an in-place method on a result no name holds
+  (``conv(x).unsqueeze_(1)``) becomes its out-of-place twin; where the function writes the
+  name in place more than once (``h += a(h)``, then ``h += b(h)``), a second edit makes every
+  such write out of place, for when the recorded one alone still fails; the node keeps the
+  tensor it saved, unchanged;
+* a weight the program writes in place between the forward and the backward (a sharpness-aware
+  first step): the loss built again right after the statement that writes it, or that calls the
+  function that does;
 * a library call's write with no ``inplace`` keyword to turn off (an embedding's ``max_norm``
   renormalising its weight): the function's other reads of that tensor read a copy;
 * an optimizer's ``step()`` between the forward and a backward through its graph: the edit
   builds the loss again after the step, with every value on the way that carries the graph the
-  step changed (``q = critic(...)``, then ``actor_loss = -q.mean()``).
+  step changed (``q = critic(...)``, then ``actor_loss = -q.mean()``) and every value the loss
+  reads that is made from one built again (a penalty from the forward's second output).
 
 See :mod:`autograd_lens.rules` for what a rule reads and returns.
 """
@@ -26,7 +36,7 @@ from typing import Any
 
 import torch
 
-from .edits import _SIMPLE, Plan, Source, path_of, targets
+from .edits import _SIMPLE, Plan, Source, _same, _walk_scope, path_of, targets
 from .rules import Case, Fix, failed_call, one_fix, receiver, recompute
 from .simultaneous import one_graph_two_gradients, step_moved_after
 
@@ -47,33 +57,40 @@ def out_of_place(case: Case) -> list[Fix]:
     if statement is not None and write.module:  # a library call wrote it
         return (not write.weight and _not_in_place(source, statement, write.maker)) or \
             _read_as_copies(source, statement, write.name or case.carriers[0].name)
-    if statement is None or not write.name or write.weight:
-        return []  # a weight written out of place, or in a copy, would stay as it was
+    if statement is not None and write.weight:  # written out of place, or in a copy, the
+        # weight would stay as it was; a weight no optimizer trains (a slow or target copy)
+        # is written for the next turn: the write belongs after the step, not the loss after it
+        return _built_after_writer(case, source, statement) if write.trained else []
+    if statement is None or not write.name:
+        return []
     indent, name = source.indent(statement.lineno), write.name
     plan = Plan(source)
-    if isinstance(statement, ast.AugAssign) and \
-            (path_of(statement.target) or source.segment(statement.target)) == name and \
-            type(statement.op) in _OPERATORS and statement.lineno == statement.end_lineno:
-        value = source.segment(statement.value)
-        value = value if isinstance(statement.value, _ATOMS) else f"({value})"
-        plan.replace(statement.lineno,
-                     f"{indent}{name} = {name} {_OPERATORS[type(statement.op)]} {value}")
-        return one_fix("the write makes a new tensor, so the node keeps the values it saved; "
-                       "the result is the same numbers", plan)
+    computes = _written_anew(source, plan, statement, name)
+    if computes:
+        # the function's other writes of the same kind into ``name`` (``h += conv(h)``, then
+        # ``h += ff(h)``): a node may have saved the tensor each of them changes; all of them
+        # out of place is the second edit, tried when this one alone still fails
+        every = Plan(source)
+        done = [s for s in source.statements(source.scope_at(statement.lineno))
+                if _written_anew(source, every, s, name)]
+        return one_fix(computes, plan) + (one_fix(
+            "every such write of the function into it makes a new tensor, so each node keeps "
+            "the values it saved; the result is the same numbers", every) if len(done) > 1
+            else [])
     call = statement.value if isinstance(statement, ast.Expr) else None
-    if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and \
-            path_of(call.func.value) == name and call.func.attr.endswith("_") and \
-            hasattr(torch.Tensor, call.func.attr[:-1]) and \
-            statement.lineno == statement.end_lineno:  # copy_, zero_: no such method, a copy
-        plan.replace_span(call.func, f"{name} = {name}.{call.func.attr[:-1]}")
-        return one_fix("the operation makes a new tensor, so the node keeps the values it "
-                       "saved; the result is the same numbers", plan)
     if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.args and \
             path_of(call.func.value) in ("torch", "F") and path_of(call.args[0]) == name and \
             call.func.attr.endswith("_") and statement.lineno == statement.end_lineno:
         plan.replace_span(call.func, f"{name} = {path_of(call.func.value)}.{call.func.attr[:-1]}")
         return one_fix("the operation makes a new tensor, so the node keeps the values it "
                        "saved; the result is the same numbers", plan)
+    temporary = _method_on_result(source, statement, name)
+    if temporary is not None:  # conv(x).unsqueeze_(1): a result no name holds, written
+        plan.replace_span(temporary.func, f"{source.segment(temporary.func.value)}."
+                                          f"{temporary.func.attr[:-1]}")
+        return one_fix("the operation makes a new tensor, so the node keeps the tensor it "
+                       "saved; no name held the one written, so the result is the same numbers",
+                       plan)
     reads = [n for n in ast.walk(getattr(statement, "value", statement))
              if isinstance(n, ast.Subscript) and path_of(n.value) == name]
     if reads and statement.lineno == statement.end_lineno:  # x[t] = f(x[t - 1]): the same line
@@ -85,8 +102,72 @@ def out_of_place(case: Case) -> list[Fix]:
                 reads += _part_reads(other, name)
         for read in reads:
             plan.replace_span(read, f"{source.segment(read)}.clone()")
-        return one_fix("the part read is copied before the write changes the tensor, so the "
-                       "node keeps the values it saved; the result is the same numbers", plan)
+        copied = one_fix("the part read is copied before the write changes the tensor, so the "
+                         "node keeps the values it saved; the result is the same numbers", plan)
+        whole = _copy_before(source, statement, name)
+        # the node saved the tensor as its op made it (tanh's, sigmoid's result): reading
+        # copies leaves that tensor written; a copy made before the writes does not. Only
+        # then: a part read and saved (x[t - 1] @ w) is saved anew by every turn
+        return whole + copied if write.slot == "result" else copied
+    return _copy_before(source, statement, name)
+
+
+def _written_anew(source: Source, plan: Plan, statement: ast.stmt, name: str) -> str:
+    """``statement`` written out of place in ``plan`` when it writes ``name`` in place on one
+    line (``name += v``: ``name = name + v``; ``name.relu_()``: ``name = name.relu()``); what
+    the edit computes, else an empty string."""
+    if statement.lineno != statement.end_lineno:
+        return ""
+    indent = source.indent(statement.lineno)
+    if isinstance(statement, ast.AugAssign) and \
+            (path_of(statement.target) or source.segment(statement.target)) == name and \
+            type(statement.op) in _OPERATORS:
+        value = source.segment(statement.value)
+        value = value if isinstance(statement.value, _ATOMS) else f"({value})"
+        plan.replace(statement.lineno,
+                     f"{indent}{name} = {name} {_OPERATORS[type(statement.op)]} {value}")
+        return "the write makes a new tensor, so the node keeps the values it saved; the " \
+            "result is the same numbers"
+    call = statement.value if isinstance(statement, ast.Expr) else None
+    if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and \
+            path_of(call.func.value) == name and call.func.attr.endswith("_") and \
+            hasattr(torch.Tensor, call.func.attr[:-1]):  # copy_, zero_: no such method, a copy
+        plan.replace_span(call.func, f"{name} = {name}.{call.func.attr[:-1]}")
+        return "the operation makes a new tensor, so the node keeps the values it saved; " \
+            "the result is the same numbers"
+    return ""
+
+
+def _method_on_result(source: Source, statement: ast.stmt, name: str) -> ast.Call | None:
+    """The call in ``statement`` of an in-place method that has an out-of-place twin
+    (``unsqueeze_``: ``unsqueeze``) on the result of an expression no name holds, written as
+    ``name`` (``conv(x).unsqueeze_(dim=1)``, named ``conv(x)``)."""
+    for node in ast.walk(statement):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                node.func.attr.endswith("_") and hasattr(torch.Tensor, node.func.attr[:-1]) and \
+                path_of(node.func.value) is None and node.lineno == node.end_lineno and \
+                source.segment(node.func.value).replace(" ", "") == name.replace(" ", ""):
+            return node
+    return None
+
+
+def _copy_before(source: Source, statement: ast.stmt, name: str) -> list[Fix]:
+    """The write goes into a copy of ``name`` made before the first of the writes: before the
+    run of in-place calls that ends in ``statement``; where the write is in loops that do not
+    bind ``name`` again, also before those loops (every turn then writes the copy, never the
+    tensor a node saved before the loop), first when the loops read ``name`` only in writes
+    into it, else second (a node built in the loop saves the copy, and the next turn's write
+    changes it: only the copy made each turn holds)."""
+    found = []
+    outside = _outside_loops(source, statement, name)
+    for anchor in dict.fromkeys([outside, statement] if _read_only_by_writes(
+            source, outside, name) else [statement, outside]):
+        found += _copy_at(source, anchor, name)
+    return found
+
+
+def _copy_at(source: Source, statement: ast.stmt, name: str) -> list[Fix]:
+    plan, indent = Plan(source), source.indent(statement.lineno)
     first = _first_of_run(source, statement, name)
     if _overwrites(first, name):  # nothing of the old value's history reaches the result
         plan.before(first.lineno, f"{indent}{name} = {name}.detach().clone()")
@@ -97,6 +178,51 @@ def out_of_place(case: Case) -> list[Fix]:
     plan.before(first.lineno, f"{indent}{name} = {name}.clone()")
     return one_fix("the write goes into a copy made just before it, so the node keeps the "
                    "tensor it saved, unchanged", plan)
+
+
+def _read_only_by_writes(source: Source, loop: ast.stmt, name: str) -> bool:
+    """Whether every statement of ``loop`` that reads ``name`` writes into it (``x[i] = x[i] *
+    s``); true for a statement that is no loop."""
+    if not isinstance(loop, (ast.For, ast.AsyncFor, ast.While)):
+        return True
+    return all(_part_reads(s, name) or not source.reads(s, name)
+               for s in ast.walk(loop) if isinstance(s, _SIMPLE))
+
+
+def _outside_loops(source: Source, statement: ast.stmt, name: str) -> ast.stmt:
+    """The outermost loop of ``statement``'s function that holds it, binds ``name`` nowhere
+    (neither as its variable nor by an assignment in its body) and comes after ``name`` is
+    bound in the function; else ``statement``."""
+    scope = source.scope_at(statement.lineno)
+    root = name.split(".")[0].split("[")[0]
+    found, loop = statement, source.loop_of(statement)
+    while loop is not None:
+        bound = [s for s in ast.walk(loop) if isinstance(s, (ast.Assign, ast.AnnAssign)) and
+                 any(_same(t, name) or _same(t, root) for t in targets(s))]
+        variable = {n.id for n in ast.walk(getattr(loop, "target", ast.Pass()))
+                    if isinstance(n, ast.Name)}
+        if bound or root in variable or root not in _bound_before(source, scope, loop.lineno):
+            break
+        found = loop
+        loop = _loop_holding(scope, loop)
+    return found
+
+
+def _bound_before(source: Source, scope: ast.AST, line: int) -> set[str]:
+    """The names bound in ``scope`` before ``line``: its parameters and earlier assignments."""
+    arguments = getattr(scope, "args", None)
+    names = {a.arg for a in (arguments.args + arguments.kwonlyargs)} if arguments else set()
+    for s in source.statements(scope):
+        if s.end_lineno < line:
+            names |= {t.split(".")[0].split("[")[0] for t in targets(s)}
+    return names
+
+
+def _loop_holding(scope: ast.AST, inner: ast.stmt) -> ast.stmt | None:
+    """The innermost loop of ``scope`` (not of a nested function) that holds the loop ``inner``."""
+    holders = [n for n in _walk_scope(scope) if isinstance(n, (ast.For, ast.AsyncFor, ast.While))
+               and n is not inner and n.lineno < inner.lineno and inner.end_lineno <= n.end_lineno]
+    return max(holders, key=lambda n: n.lineno) if holders else None
 
 
 _WHOLE = ("copy_", "zero_", "fill_", "detach_")  # replace every element, or cut the history
@@ -224,6 +350,43 @@ def after_the_step(case: Case) -> list[Fix]:
                                                                              *moved))
 
 
+def _built_after_writer(case: Case, source: Source, statement: ast.stmt) -> list[Fix]:
+    """A weight the program trains and writes in place between the forward and the failing
+    backward (a sharpness-aware first step that nudges every weight): the loss, and every value it is made
+    from that carries the graph, built again right after the statement of the failing function
+    that writes it (the write itself, or the call of the function that holds it), so its
+    backward goes through the weights as the write left them."""
+    write, failed = _write(case), failed_call(case)
+    if failed is None:
+        return []
+    fsource, fstatement, call = failed
+    scope = fsource.scope_at(fstatement.lineno)
+    if write.file == fsource.file and fsource.scope_at(write.line) is scope:
+        writer = [s for s in fsource.statements(scope) if s.lineno <= write.line <= s.end_lineno
+                  and s.end_lineno < fstatement.lineno and _encloses(fsource, s, fstatement)]
+    else:  # the write is in a function the failing one calls, by name, before the backward
+        writer = [s for s, _ in fsource.calls(scope, (write.function,))
+                  if s.end_lineno < fstatement.lineno and _encloses(fsource, s, fstatement)]
+    if not writer or write.function in ("", "<module>") and write.file != fsource.file:
+        return []
+    anchor = writer[-1]
+    copies = _built_before(fsource, anchor, fstatement, receiver(call), set(write.carrying))
+    return one_fix("the loss is built again after the weights are written, from the weights as "
+                   "the write left them: its backward goes through a new graph",
+                   _moved_after(fsource, anchor, copies)) if copies else []
+
+
+def _moved_after(source: Source, anchor: ast.stmt, copies: list[ast.stmt]) -> Plan:
+    """``copies`` put again right after ``anchor``, at its indentation."""
+    indent, plan = source.indent(anchor.lineno), Plan(source)
+    moved = []
+    for copy in copies:
+        old = source.indent(copy.lineno)
+        lines = [source.text(n) for n in range(copy.lineno, copy.end_lineno + 1)]
+        moved += [indent + text[len(old):] if text.startswith(old) else text for text in lines]
+    return plan.after(anchor.end_lineno, *moved)
+
+
 def _built_before(source: Source, step: ast.stmt, failed: ast.stmt, root: str | None,
                   carrying: set[str]) -> list[ast.stmt]:
     """The assignments before ``step`` (in its function, in blocks that hold it) of the values
@@ -245,7 +408,30 @@ def _built_before(source: Source, step: ast.stmt, failed: ast.stmt, root: str | 
         copies.insert(0, node)
         wanted -= hit
         wanted |= {n for n in carrying if source.reads(node, n)}
-    return copies
+    return _reading_rebuilt(source, step, copies)
+
+
+def _reading_rebuilt(source: Source, step: ast.stmt, copies: list[ast.stmt]) -> list[ast.stmt]:
+    """``copies`` with every assignment between the first of them and ``step`` (in blocks that
+    hold the step) that reads a value built again and whose value a copy reads
+    (``prior_loss = kl(prior, ...)``, read by ``loss2``, after ``out, series, prior =
+    model(x)``): built again too, in source order, else its graph is the stepped one."""
+    if not copies:
+        return copies
+    scope = source.scope_at(step.lineno)
+    chosen = {id(c) for c in copies}
+    while True:
+        rebuilt = {t for c in copies for t in targets(c)}
+        added = [s for s in source.statements(scope)
+                 if copies[0].lineno < s.lineno and s.end_lineno < step.lineno and
+                 id(s) not in chosen and isinstance(s, ast.Assign) and
+                 _encloses(source, s, step) and any(source.reads(s, n) for n in rebuilt) and
+                 any(source.reads(c, t) for c in copies if c.lineno > s.lineno
+                     for t in targets(s))]
+        if not added:
+            return copies
+        chosen |= {id(s) for s in added}
+        copies = sorted(copies + added, key=lambda s: s.lineno)
 
 
 def _encloses(source: Source, node: ast.stmt, step: ast.stmt) -> bool:

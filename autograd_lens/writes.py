@@ -17,6 +17,7 @@ and the source are read at the moment of the failure.
 from __future__ import annotations
 
 import re
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, Iterator
 
@@ -54,6 +55,8 @@ class Write:
             (the backward itself, or the call that leads to it).
         module: the line makes a module (or calls a function) with ``inplace=True``, whose
             call wrote the tensor.
+        trained: for a weight, an optimizer of the program holds it (a slow or target copy that
+            no optimizer steps is a weight that is not trained).
     """
 
     node: str
@@ -71,6 +74,7 @@ class Write:
     module: bool = False
     maker: str = ""  # the class of the library module whose forward wrote (recorded), if any
     by: str = ""  # that module as the program names it (``block[2]``, ``self.activ``)
+    trained: bool = False
 
     def where(self) -> str:
         return place(self.file, self.line) if self.line else ""
@@ -149,12 +153,13 @@ def _named(frames: list[Any]) -> Iterator[tuple[str, Any, Any]]:
 def _attributes(value: Any) -> list[tuple[str, Any]]:
     if isinstance(value, torch.nn.Module):
         return list(value._buffers.items()) + list(value._modules.items()) + [
-            (k, v) for k, v in vars(value).items() if isinstance(v, torch.Tensor)]
+            (k, v) for k, v in vars(value).items()
+            if isinstance(v, (torch.Tensor, torch.optim.Optimizer))]  # its own optimizer too
     if hasattr(value, "__dict__") and not isinstance(value, type) and \
             not (getattr(type(value), "__module__", "") or "").startswith(("torch", "builtins")):
         try:
             return [(k, v) for k, v in vars(value).items()
-                    if isinstance(v, (torch.Tensor, torch.nn.Module))]
+                    if isinstance(v, (torch.Tensor, torch.nn.Module, torch.optim.Optimizer))]
         except TypeError:
             return []
     return []
@@ -239,17 +244,18 @@ def find_write(error: BaseException, written: list[tuple[Any, str]],
         if _matches(leaf, facts) and leaf.requires_grad:
             module, optimizer = _holder(leaf, frames)
             if steps is not None:
-                return _weight_write(node, slot, leaf, module, frames, steps, versions)
+                return dataclasses.replace(_weight_write(node, slot, leaf, module, frames, steps,
+                                                         versions), trained=bool(optimizer))
             # Steps not recorded (the command's first run): the program's own write of the
             # weight, where the source shows one, before a step read from the source (the
             # replay's recording then says which ran).
             own = _weight_write(node, slot, leaf, module, frames, (), versions)
             if own.line:
-                return own
+                return dataclasses.replace(own, trained=bool(optimizer))
             found = step_of(optimizer, frames) if optimizer else None
             found = found[:4] if found else None
             return Write(node_name(node), slot, module, True, "step", *(found or ("", 0, "", "")),
-                         versions)
+                         versions, trained=bool(optimizer))
     held = None  # a name of the program that holds the written tensor, with no write of its own
     makers = _makers(node)
     for path, value, frame in _named(frames):
