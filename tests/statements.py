@@ -5,7 +5,8 @@ any report (``unsupported(text, report)``).
 Each check reads one kind of statement of the diagnosis (the lines after the traceback, before
 the edit) and holds it to the report's ``recorded`` evidence:
 
-* ``Changed by: ... (FILE:LINE in FUNCTION)``: the recorded write, at its recorded line;
+* ``Changed by: ... (FILE:LINE in FUNCTION)``: the recorded write, at its recorded line (or,
+  where the line is said to make a module with ``inplace=True``, a write recorded in a library);
 * ``saved `NAME```: a name that held the written tensor in the recording;
 * a step said to have changed a saved tensor ("changed by optimizer.step()", "`opt.step()` at
   FILE:LINE changed", "That write is optimizer step"): said only where one ran before the
@@ -46,7 +47,10 @@ def unsupported(text: str, report: dict) -> list[str]:
     for line in diagnosis(text):
         if line.startswith("Changed by") and write.get("user"):
             user = write["user"]
-            if f"{Path(user['file']).name}:{user['line']} in {user['function']}" not in line:
+            if "makes a module (or calls a function) with inplace=True" in line:
+                if not write.get("library"):  # the module's line: a library's op wrote it
+                    wrong.append(f"the recorded write ran in no library: {line}")
+            elif f"{Path(user['file']).name}:{user['line']} in {user['function']}" not in line:
                 wrong.append(f"not the recorded write ({user['line']}): {line}")
         names = set(write.get("names") or ()) | {w["name"] for w in recorded.get("written", [])}
         for saved in re.findall(r"saved `([^`]+)`", line):
