@@ -75,6 +75,16 @@ def _stem(text: str) -> str:
         text.replace("_", "").lower()
 
 
+def _unstepped(carrier: Any, write: Write | None, node: str) -> Any:
+    """A carrier the first run said was built before an optimizer step that changed a weight
+    its graph saved, where the recording shows no step did: said by what it holds."""
+    if carrier.write is None or carrier.write.how != "step":
+        return carrier
+    holds = f"the graph of {node}, whose saved tensor" if node else "a graph whose saved tensor"
+    return dataclasses.replace(carrier, write=write,
+                               why=f"is built here and holds {holds} was written in place")
+
+
 def _rewhy(carrier: Any, old: str, new: str) -> Any:
     return dataclasses.replace(carrier, why=carrier.why.replace(old, new)) if old in carrier.why \
         else carrier
@@ -105,9 +115,14 @@ def amend(finding: Any, evidence: dict | None, why_not: str = "") -> Any:
                      else f"is written in place here after {write.node} saved it"), write=write,
                 origin="attribute" if "." in write.name and not write.module else "variable",
                 entry="written"))
+        unstepped = (write is not None and write.how == "op") or \
+            (write is None and not evidence.get("steps_before"))  # no step wrote it
+        if unstepped:
+            carriers = [_unstepped(c, write, (evidence.get("node") or {}).get("name", ""))
+                        for c in carriers]
         changes["carriers"] = carriers
         key = finding.pattern.key if finding.pattern else ""
-        if write is not None and write.how == "op" and key == "modified_in_place":
+        if unstepped and key == "modified_in_place":
             changes["pattern"] = PATTERNS["written_in_place"]
         elif write is not None and write.how == "step" and key == "written_in_place":
             changes["pattern"] = PATTERNS["modified_in_place"]

@@ -15,12 +15,15 @@ import torch
 
 from autograd_lens.__main__ import main
 from autograd_lens.edits import Edit, apply, by_file
+from statements import unsupported
 
 SCRIPTS = Path(__file__).parent / "scripts"
 
 
 def command_reports(names: list[str], folder: Path) -> dict:
-    """What the command printed, its exit code and its report, for each script of ``names``."""
+    """What the command printed, its exit code and its report, for each script of ``names``;
+    every statement it makes about what happened is held to its replay's recording (see
+    :mod:`statements`), in every test that runs the command through here."""
     found = {}
     for name in names:
         report = folder / f"{name}.json"
@@ -32,6 +35,8 @@ def command_reports(names: list[str], folder: Path) -> dict:
                 code = leaving.code
         found[name] = {"code": code, "text": err.getvalue(),
                        "report": json.loads(report.read_text())}
+        wrong = unsupported(found[name]["text"], found[name]["report"])
+        assert not wrong, f"{name}: statements the recording does not support: {wrong}"
     return found
 
 

@@ -1,0 +1,70 @@
+"""What the command says happened, checked against what its replay recorded: shared by the tests
+that start the command (``command_runs.command_reports`` checks every run it makes) and usable on
+any report (``unsupported(text, report)``).
+
+Each check reads one kind of statement of the diagnosis (the lines after the traceback, before
+the edit) and holds it to the report's ``recorded`` evidence:
+
+* ``Changed by: ... (FILE:LINE in FUNCTION)``: the recorded write, at its recorded line (or,
+  where the line is said to make a module with ``inplace=True``, a write recorded in a library);
+* ``saved `NAME```: a name that held the written tensor in the recording;
+* a step said to have changed a saved tensor ("changed by optimizer.step()", "`opt.step()` at
+  FILE:LINE changed", "That write is optimizer step"): said only where one ran before the
+  failing call, or wrote the tensor;
+* ``backward call N at FILE:LINE`` and ``the backward at FILE:LINE``: a recorded backward call,
+  numbered and placed as recorded;
+* "assigned only before the loop": only as a guess.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+
+def diagnosis(text: str) -> list[str]:
+    """The lines of the diagnosis (after the traceback, before the edit)."""
+    lines = text.split("\nautograd_lens: ", 1)[-1].split("\nThe fix as an edit")[0]
+    return lines.splitlines()
+
+
+# A step said to have run (advice on where to put a write, "right after optimizer.step()", is not).
+_STEP = re.compile(r"changed by optimizer\.step\(\)|step\(\)`? at [\w.]+:\d+ changed"
+                   r"|optimizer step at [\w.]+:\d+ changed|That write is optimizer step")
+
+
+def unsupported(text: str, report: dict) -> list[str]:
+    """The diagnosis lines of ``text`` (the command's output) that ``report``'s recording does
+    not support, each with why; empty when the replay recorded nothing (nothing to hold the
+    statements to: the text then says they are guesses)."""
+    recorded = report.get("recorded")
+    if not recorded:
+        return []
+    wrong = []
+    write = recorded.get("write") or {}
+    stepped = recorded.get("steps_before", 0) > 0 or write.get("in_step") is not None
+    backwards = {c["number"]: c for c in recorded.get("backwards", [])}
+    for line in diagnosis(text):
+        if line.startswith("Changed by") and write.get("user"):
+            user = write["user"]
+            if "makes a module (or calls a function) with inplace=True" in line:
+                if not write.get("library"):  # the module's line: a library's op wrote it
+                    wrong.append(f"the recorded write ran in no library: {line}")
+            elif f"{Path(user['file']).name}:{user['line']} in {user['function']}" not in line:
+                wrong.append(f"not the recorded write ({user['line']}): {line}")
+        names = set(write.get("names") or ()) | {w["name"] for w in recorded.get("written", [])}
+        for saved in re.findall(r"saved `([^`]+)`", line):
+            if recorded["kind"] == "modified" and names and saved not in names:
+                wrong.append(f"`{saved}` did not hold the written tensor {sorted(names)}: {line}")
+        if not stepped and _STEP.search(line):
+            wrong.append(f"a step is said, none ran before the failing call: {line}")
+        if "assigned only before the loop" in line and "a guess" not in line:
+            wrong.append(f"a loop is said without a recording of it: {line}")
+        for number, file, where in re.findall(r"backward call (\d+) at ([\w.]+):(\d+)", line):
+            call = backwards.get(int(number))
+            if call is None or (file, int(where)) != (Path(call["file"]).name, call["line"]):
+                wrong.append(f"backward call {number} is not at {file}:{where}: {line}")
+        for file, where in re.findall(r"the backward at ([\w.]+):(\d+)", line):
+            if int(where) not in {c["line"] for c in backwards.values()}:
+                wrong.append(f"no backward was recorded at {file}:{where}: {line}")
+    return wrong

@@ -1,0 +1,64 @@
+"""The command's statements about what happened, held to its replay's recording (see
+``statements.py``; ``command_runs.command_reports`` applies the same check to every run of the
+command in the tests). Two programs where no optimizer step runs before the failing backward,
+on which the command said one did: a second carrier "built before `opt.step()` ... changed in
+place a weight its graph saved" (the write was an embedding's max_norm), and the pattern "a
+weight a node saved, changed by optimizer.step()" where the replay found no saved tensor in the
+error's state (a dropout made in-place scaled what an in-place ReLU saved)."""
+
+from __future__ import annotations
+
+import pytest
+
+from command_runs import command_reports
+from statements import diagnosis, unsupported
+
+SCRIPTS = ["inplace_tied_output_weight_renormed_by_next_lookup.py",
+           "inplace_relu_output_dropped_out_in_place.py"]
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    return command_reports(SCRIPTS, tmp_path_factory.mktemp("held"))  # checks unsupported()
+
+
+@pytest.mark.parametrize("name", SCRIPTS)
+def test_no_step_is_said_where_none_ran(runs, name):
+    found = runs[name]
+    recorded = found["report"]["recorded"]
+    assert recorded["kind"] == "modified" and recorded["steps_before"] == 0, recorded
+    assert found["report"]["pattern"] == "written_in_place", found["text"]
+    for line in diagnosis(found["text"]):
+        assert "step()` at" not in line and "changed by optimizer.step()" not in line, line
+
+
+def test_the_check_finds_what_the_recording_does_not_show():
+    """The checker itself: each kind of statement it reads, false, is flagged."""
+    report = {"recorded": {
+        "kind": "modified", "steps_before": 0, "backwards": [
+            {"number": 1, "file": "/x/train.py", "line": 30}],
+        "write": {"user": {"file": "/x/train.py", "line": 12, "function": "forward"},
+                  "names": ["h"], "in_step": None},
+        "written": []}}
+    text = "\n".join([
+        "autograd_lens: this backward meets a saved tensor that was changed in place",
+        "Changed by: h += 1  (train.py:13 in forward)",
+        "MulBackward0 saved `g` (slot self) at version 0; it is at version 1 now.",
+        "  out  train.py:20 in <module>: is built here, before `opt.step()` at train.py:33 "
+        "changed in place a weight its graph saved.",
+        "Likely pattern: a weight a node saved, changed by optimizer.step() before the backward.",
+        "  h  train.py:9 in <module>: assigned only before the loop.",
+        "the graph was freed by backward call 1 at train.py:31.",
+        "the backward at train.py:44 failed."])
+    wrong = unsupported(text, report)
+    assert len(wrong) == 7, wrong
+    right = "\n".join([
+        "autograd_lens: this backward meets a saved tensor that was changed in place",
+        "Changed by: h += 1  (train.py:12 in forward)",
+        "MulBackward0 saved `h` (slot self) at version 0; it is at version 1 now.",
+        "Fix: change it right after optimizer.step(), not between the forward and the backward.",
+        "  h  train.py:9 in <module>: assigned only before the loop (a guess).",
+        "the graph was freed by backward call 1 at train.py:30.",
+        "the backward at train.py:30 failed."])
+    assert unsupported(right, report) == []
+    assert unsupported(text, {"recorded": None}) == []  # nothing recorded: nothing to hold to
