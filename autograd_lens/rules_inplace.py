@@ -337,17 +337,9 @@ def after_the_step(case: Case) -> list[Fix]:
                        "step runs after the second gradient, as updates taken at the same time",
                        step_moved_after(source, step, statement))
     copies = _built_before(source, step, statement, root, set(write.carrying))
-    if not copies:
-        return []
-    indent, plan = source.indent(step.lineno), Plan(source)
-    moved = []
-    for copy in copies:
-        old = source.indent(copy.lineno)
-        lines = [source.text(n) for n in range(copy.lineno, copy.end_lineno + 1)]
-        moved += [indent + text[len(old):] if text.startswith(old) else text for text in lines]
     return one_fix("the loss is built again after the step, from the weights as the step left "
-                   "them: its backward goes through a new graph", plan.after(step.end_lineno,
-                                                                             *moved))
+                   "them: its backward goes through a new graph",
+                   _moved_after(source, step, copies)) if copies else []
 
 
 def _built_after_writer(case: Case, source: Source, statement: ast.stmt) -> list[Fix]:
