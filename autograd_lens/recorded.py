@@ -65,7 +65,8 @@ def _write_of(old: Write | None, evidence: dict) -> Write | None:
                  old.carrying if old is not None else (), old.reached if old is not None else 0,
                  module=found.get("library") is not None and not step,
                  maker=found.get("module") or "", by=by,
-                 trained=old is not None and old.trained)
+                 trained=old is not None and old.trained,
+                 next_lines=tuple((w["file"], w["line"]) for w in evidence.get("next_writes", [])))
 
 
 def _stem(text: str) -> str:
