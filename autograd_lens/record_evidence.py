@@ -12,6 +12,8 @@
   with its line in the user's code, the call chain and the library line under it, and the
   ``backward_calls`` and ``steps`` that lay between the save and the write (and ``in_step``:
   the write is an optimizer's step itself); ``written``: the user's names that hold the tensor;
+  ``next_writes``: the user's lines of the same first writes of the graph's other saved
+  tensors in the error's state (the ones the backward would meet next);
 * ``holders``: the user's names (locals of the user's frames, globals of the user's modules,
   attributes of the objects they hold, entries of containers one level deep) whose tensor's
   graph reaches that node, each with its ``scope``, the scope's ``file``, ``qualname`` and the
@@ -125,6 +127,30 @@ def _first_write(log: Log, facts: dict, number: int) -> tuple | None:
     candidates.sort(key=lambda w: (w[1] not in taken, _numel(w[3]) != facts["numel"], w[9],
                                    w[0]))
     return candidates[0] if candidates else None
+
+
+def _next_writes(log: Log, stale: list[tuple[Any, str]], first: tuple | None) -> list[dict]:
+    """The user's lines of the first writes after their save of the other saved tensors of the
+    failing graph in the error's state (those the backward would meet next), each line once,
+    not the first one's: found as the first one is, from the versions each slot's own error
+    gives."""
+    seen = {(first_user["file"], first_user["line"])} if first is not None and \
+        (first_user := log.sites.resolve(first[5])["user"]) else set()
+    found = []
+    for node, slot in stale:
+        try:
+            getattr(node, "_saved_" + slot)
+            continue
+        except RuntimeError as error:
+            facts = _parsed(error)
+        except AttributeError:  # a custom Function's or a list's slot: no versions to read
+            continue
+        write = _first_write(log, facts, node._sequence_nr()) if facts else None
+        user = log.sites.resolve(write[5])["user"] if write is not None else None
+        if user and (user["file"], user["line"]) not in seen:
+            seen.add((user["file"], user["line"]))
+            found.append(user)
+    return found
 
 
 def _numel(shape: tuple) -> int:
@@ -292,6 +318,8 @@ def evidence(log: Log, error: BaseException, outputs: Any, site: int, frame: Any
             backward_calls=write[6] - made.get("backward_calls", write[6]),
             steps=write[7] - made.get("steps", write[7]), in_step=write[8],
             in_backward=write[9], weight=write[10], names=list(write[11]), module=write[12])
+    if facts:
+        found["next_writes"] = _next_writes(log, stale[1:], write)
     others = frozenset(n for n, _ in stale[1:]) if kind == "freed" else frozenset()
     holders, writers, carrying = _holders(log, frame, node, write[1] if write else None,
                                           facts["now"] if facts else -1, others)

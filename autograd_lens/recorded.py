@@ -65,7 +65,8 @@ def _write_of(old: Write | None, evidence: dict) -> Write | None:
                  old.carrying if old is not None else (), old.reached if old is not None else 0,
                  module=found.get("library") is not None and not step,
                  maker=found.get("module") or "", by=by,
-                 trained=old is not None and old.trained)
+                 trained=old is not None and old.trained,
+                 next_lines=tuple((w["file"], w["line"]) for w in evidence.get("next_writes", [])))
 
 
 def _stem(text: str) -> str:
@@ -115,6 +116,9 @@ def amend(finding: Any, evidence: dict | None, why_not: str = "") -> Any:
                      else f"is written in place here after {write.node} saved it"), write=write,
                 origin="attribute" if "." in write.name and not write.module else "variable",
                 entry="written"))
+        if write is not None:  # the first run's written carrier kept: with what was recorded
+            carriers = [dataclasses.replace(c, write=write) if c.kind == "written" and
+                        c.write is not None and c.line == write.line else c for c in carriers]
         unstepped = (write is not None and write.how == "op") or \
             (write is None and not evidence.get("steps_before"))  # no step wrote it
         if unstepped:

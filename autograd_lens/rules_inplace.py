@@ -70,13 +70,18 @@ def out_of_place(case: Case) -> list[Fix]:
         # the function's other writes of the same kind into ``name`` (``h += conv(h)``, then
         # ``h += ff(h)``): a node may have saved the tensor each of them changes; all of them
         # out of place is the second edit, tried when this one alone still fails
-        every = Plan(source)
-        done = [s for s in source.statements(source.scope_at(statement.lineno))
-                if _written_anew(source, every, s, name)]
+        # and the writes the replay recorded of the graph's other saved tensors that the
+        # backward would meet next (``z += k`` beside ``s += k @ v``): written anew too
+        every, scope = Plan(source), source.scope_at(statement.lineno)
+        done = [s for s in source.statements(scope) if _written_anew(source, every, s, name)]
+        recorded = [s for s in _next_writes(source, write, scope) if s not in done and
+                    _written_anew(source, every, s, _written_name(s))]
+        said = "every such write of the function into it" + (
+            ", and into the other tensors the replay saw written after a node saved them,"
+            if recorded else "")
         return one_fix(computes, plan) + (one_fix(
-            "every such write of the function into it makes a new tensor, so each node keeps "
-            "the values it saved; the result is the same numbers", every) if len(done) > 1
-            else [])
+            f"{said} makes a new tensor, so each node keeps the values it saved; the result "
+            "is the same numbers", every) if len(done) + len(recorded) > 1 else [])
     call = statement.value if isinstance(statement, ast.Expr) else None
     if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.args and \
             path_of(call.func.value) in ("torch", "F") and path_of(call.args[0]) == name and \
@@ -110,6 +115,23 @@ def out_of_place(case: Case) -> list[Fix]:
         # then: a part read and saved (x[t - 1] @ w) is saved anew by every turn
         return whole + copied if write.slot == "result" else copied
     return _copy_before(source, statement, name)
+
+
+def _next_writes(source: Source, write: Any, scope: ast.AST) -> list[ast.stmt]:
+    """The statements of ``scope`` at the lines of the writes the replay recorded next."""
+    found = [source.statement_at(line) for file, line in write.next_lines if file == source.file]
+    return [s for s in found if s is not None and source.scope_at(s.lineno) is scope]
+
+
+def _written_name(statement: ast.stmt) -> str:
+    """The name ``statement`` writes in place on one line (``z`` in ``z += k``, in
+    ``z.add_(k)``), else an empty string."""
+    if isinstance(statement, ast.AugAssign):
+        return path_of(statement.target) or ""
+    call = statement.value if isinstance(statement, ast.Expr) else None
+    if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute):
+        return path_of(call.func.value) or ""
+    return ""
 
 
 def _written_anew(source: Source, plan: Plan, statement: ast.stmt, name: str) -> str:

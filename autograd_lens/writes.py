@@ -57,6 +57,8 @@ class Write:
             call wrote the tensor.
         trained: for a weight, an optimizer of the program holds it (a slow or target copy that
             no optimizer steps is a weight that is not trained).
+        next_lines: (file, line) of the writes, recorded in a replay, of the graph's other saved
+            tensors that the backward would meet next, in the same state.
     """
 
     node: str
@@ -75,6 +77,7 @@ class Write:
     maker: str = ""  # the class of the library module whose forward wrote (recorded), if any
     by: str = ""  # that module as the program names it (``block[2]``, ``self.activ``)
     trained: bool = False
+    next_lines: tuple[tuple[str, int], ...] = ()
 
     def where(self) -> str:
         return place(self.file, self.line) if self.line else ""
