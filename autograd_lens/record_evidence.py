@@ -129,22 +129,44 @@ def _first_write(log: Log, facts: dict, number: int) -> tuple | None:
     return candidates[0] if candidates else None
 
 
+_NEXT = 32  # the stale nodes nearest the root whose writes are looked up (each reads the log)
+
+
+def _slot_facts(node: Any, slot: str) -> dict | None:
+    """The versions and size that reading ``node``'s saved ``slot`` reports (the in-place
+    error's, as backward would raise it); None for a slot read without an error, or one not
+    read by its name (a custom Function's, a list's)."""
+    try:
+        getattr(node, "_saved_" + slot)
+    except RuntimeError as error:
+        return _parsed(error)
+    except AttributeError:
+        return None
+    return None
+
+
+def _reported_first(stale: list[tuple[Any, str]], facts: dict) -> list[tuple[Any, str]]:
+    """``stale`` with the node whose saved tensor is the one the error reports (its versions
+    and size) first: several saved views of one tensor share its version counter, and the
+    one the engine met is not always the first of the graph's order."""
+    for index, entry in enumerate(stale):
+        found = _slot_facts(*entry)
+        if found is not None and all(found[k] == facts[k] for k in ("then", "now", "numel")):
+            return [entry] + stale[:index] + stale[index + 1:]
+    return stale
+
+
 def _next_writes(log: Log, stale: list[tuple[Any, str]], first: tuple | None) -> list[dict]:
     """The user's lines of the first writes after their save of the other saved tensors of the
-    failing graph in the error's state (those the backward would meet next), each line once,
+    failing graph in the error's state (those the backward would meet next, the first
+    ``_NEXT`` in the graph's order), each line once,
     not the first one's: found as the first one is, from the versions each slot's own error
     gives."""
     seen = {(first_user["file"], first_user["line"])} if first is not None and \
         (first_user := log.sites.resolve(first[5])["user"]) else set()
     found = []
-    for node, slot in stale:
-        try:
-            getattr(node, "_saved_" + slot)
-            continue
-        except RuntimeError as error:
-            facts = _parsed(error)
-        except AttributeError:  # a custom Function's or a list's slot: no versions to read
-            continue
+    for node, slot in stale[:_NEXT]:
+        facts = _slot_facts(node, slot)
         write = _first_write(log, facts, node._sequence_nr()) if facts else None
         user = log.sites.resolve(write[5])["user"] if write is not None else None
         if user and (user["file"], user["line"]) not in seen:
@@ -304,12 +326,14 @@ def evidence(log: Log, error: BaseException, outputs: Any, site: int, frame: Any
                   for s in log.steps[-50:]]}
     if not stale:
         return found
+    facts = _parsed(error) if kind == "modified" else None
+    if facts:
+        stale = _reported_first(stale, facts)
     node, slot = stale[0]
     number = node._sequence_nr()
     found["node"] = {"name": node_name(node), "slot": slot, "built": _built(log, number)}
     if kind == "freed":
         found["node"]["freed_by"] = _freed_by(log, node, reached)
-    facts = _parsed(error) if kind == "modified" else None
     write = _first_write(log, facts, number) if facts else None
     if write is not None:
         made = _built(log, number) or {}
