@@ -5,9 +5,10 @@
 * ``kind`` (``"freed"`` or ``"modified"``), ``message``, ``call`` (its number: 1 for the first
   backward or ``autograd.grad`` call), ``at`` (the user's line that called it);
 * ``node``: the node whose saved tensor was freed (or modified) that this backward met, with
-  ``slot``, ``built`` (the user's line that built it, with ``backward_calls`` and ``steps``: how
+  ``slot``, its sequence ``number``, ``built`` (the user's line that built it, with ``backward_calls`` and ``steps``: how
   many had run then) and, for the freed-graph error, ``freed_by`` (the backward call that freed
-  it: its number and line);
+  it: its number and line); ``freed_nodes``: the sequence numbers of every node of the failing
+  graph whose saved tensors were freed;
 * ``write`` (the in-place error): the first write of the saved tensor after the node saved it,
   with its line in the user's code, the call chain and the library line under it, and the
   ``backward_calls`` and ``steps`` that lay between the save and the write (and ``in_step``:
@@ -280,9 +281,11 @@ def evidence(log: Log, error: BaseException, outputs: Any, site: int, frame: Any
         return found
     node, slot = stale[0]
     number = node._sequence_nr()
-    found["node"] = {"name": node_name(node), "slot": slot, "built": _built(log, number)}
+    found["node"] = {"name": node_name(node), "slot": slot, "built": _built(log, number),
+                     "number": number}
     if kind == "freed":
         found["node"]["freed_by"] = _freed_by(log, node, reached)
+        found["freed_nodes"] = sorted(n._sequence_nr() for n, _ in stale)
     facts = _parsed(error) if kind == "modified" else None
     write = _first_write(log, facts, number) if facts else None
     if write is not None:

@@ -24,6 +24,7 @@ earlier call then say they are a guess.
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import Any
 
 from .carrier_origin import got, in_turn
@@ -119,8 +120,9 @@ def amend(finding: Any, evidence: dict | None, why_not: str = "") -> Any:
                                          for s in evidence.get("steps", []))
             changes["carriers"] = [_earlier_said(c, freed) for c in finding.carriers]
         holders = evidence.get("holders", []) + evidence.get("carrying", [])
-        changes["carriers"] = [got(c, holders) for c in changes.get("carriers",
-                                                                   finding.carriers)]
+        carriers = changes.get("carriers", finding.carriers)
+        changes["carriers"] = [got(c, holders) for c in
+                               holding_itself(carriers, evidence, freed) + list(carriers)]
         key = finding.pattern.key if finding.pattern else ""
         if key == "outside_loop" and not finding.situation and \
                 in_turn(changes["carriers"], evidence, freed):
@@ -179,6 +181,51 @@ def _blank() -> Any:
     from .carriers import Carrier
 
     return Carrier("", "", 0, "", "", "written")
+
+
+def holding_itself(carriers: list, evidence: dict, freed: dict | None) -> list:
+    """Carriers for the names that hold, at the failing call, a node whose saved tensors were
+    freed (the node itself, not a later one computed from it), when none of ``carriers`` (the
+    source's) is such a name: each named where its scope runs at the failure, marked ``held``
+    (no edit is derived from it). None when the recording shows no such name, or when the
+    backward that freed the graph is not known."""
+    from .carriers import Carrier
+
+    freed_nodes = set(evidence.get("freed_nodes") or ())
+    holders = evidence.get("holders", []) + evidence.get("carrying", [])
+    itself = [h for h in holders if h.get("number") in freed_nodes and h.get("file")]
+    if freed is None or not itself or any(_held_as(c.name, h["name"]) for c in carriers
+                                          for h in itself):
+        return []
+    found, seen = [], set()
+    for holder in itself:
+        name = _written(holder["name"])
+        if name in seen:
+            continue
+        seen.add(name)
+        carrier = got(Carrier(
+            name=holder["name"], file=holder["file"], line=holder["now"],
+            function=holder["scope"][:-2] if holder["scope"].endswith("()") else
+            holder["scope"], kind="old",
+            why=(f"is held here, at the failing call, and its tensor's node is itself one whose "
+                 f"saved tensors backward call {freed['number']} at {_at(freed['user'])} "
+                 "freed"),
+            origin="attribute" if "." in name.split("[")[0] else
+            "list" if "[" in name else "variable", held=True), holders)
+        found.append(dataclasses.replace(carrier, name=name, shown=_written(carrier.shown)))
+    return found
+
+
+def _held_as(name: str, recorded: str) -> bool:
+    """Whether a carrier of the source (``self.scale``) is the recorded name (``model.1.scale``:
+    the same attribute seen from outside)."""
+    recorded = _written(recorded)
+    return name == recorded or (name.startswith("self.") and recorded.endswith(name[4:]))
+
+
+def _written(name: str) -> str:
+    """A recorded name as the source writes it: ``net.2.weight`` is ``net[2].weight``."""
+    return re.sub(r"\.(\d+)(?=\.|$|\[)", r"[\1]", name)
 
 
 def _earlier_said(carrier: Any, freed: dict) -> Any:

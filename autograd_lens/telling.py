@@ -278,7 +278,10 @@ class Teller:
             got = "" if carrier.got is None else \
                 f"made at {place(carrier.got['file'], carrier.got['line'])} and "
             alias = f" as `{carrier.name}`" if carrier.shown else ""
-            said = (f"{carrier.shown or carrier.name}, {got}entering at "
+            said = (f"{carrier.shown or carrier.name}, {got}held at "
+                    f"{place(carrier.file, carrier.line)}, holds a node of the graph that "
+                    f"{failed} could not go through" if carrier.held else
+                    f"{carrier.shown or carrier.name}, {got}entering at "
                     f"{place(carrier.file, carrier.line)}{alias}, "
                     f"carries in the graph that {failed} could not go through")
         else:
@@ -299,7 +302,8 @@ class Teller:
         from .edit_guards import names_bound
 
         finding = self.finding
-        fixes = finding.pattern.fixes(finding.carriers, self.where) if finding.pattern else []
+        read = [c for c in finding.carriers if not c.held]  # the source's: edits come from them
+        fixes = finding.pattern.fixes(read, self.where) if finding.pattern else []
         self.fixes, self.unbound = names_bound(fixes)
         self.text = "\n" + str(finding) + "\n" + self._unbound_text()
         if not self.verifying or not self.fixes:  # else the edit block comes after their runs
