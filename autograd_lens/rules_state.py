@@ -378,10 +378,36 @@ def _recompute_inside(case: Case) -> list[Fix]:
     if from_inner_step(source, stores[-1]):
         return fixes  # kept as a constant, the outer weights would get no gradient through it
     lines = detach_lines(source, carrier.name, carrier.form, source.indent(stores[-1].lineno))
+    plan = with_helper(Plan(source).after(stores[-1].end_lineno, *lines), source,
+                       stores[-1].lineno, carrier.form) if lines else None
+    if plan is not None:
+        plan = _kept_too(case, source, loop, plan)
     fixes += one_fix("computed once and kept as a constant: the steps train only what comes "
-                  "after it", with_helper(Plan(source).after(stores[-1].end_lineno, *lines), source,
-                                          stores[-1].lineno, carrier.form) if lines else None)
+                     "after it", plan)
     return fixes
+
+
+def _kept_too(case: Case, source: Source, loop: ast.stmt, plan: Plan) -> Plan:
+    """``plan`` with each other carrier that the scope of the first also assigns only before
+    ``loop`` (a second value of the rollout, made from the same forward) detached after its
+    last assignment there, as the first is: detached alone, the first leaves the other's old
+    graph in every step."""
+    first = case.carriers[0]
+    scope = source.scope_at(first.line)
+    done = {first.name}
+    for other in case.carriers[1:]:
+        if other.held or other.name in done or other.file != first.file or \
+                other.form != "tensor" or source.scope_at(other.line) is not scope:
+            continue
+        stores = [s for s in source.stores(scope, other.name)]
+        if not stores or any(s.end_lineno >= loop.lineno for s in stores) or \
+                not isinstance(stores[-1], ast.Assign):
+            continue
+        lines = detach_lines(source, other.name, other.form, source.indent(stores[-1].lineno))
+        if lines:
+            done.add(other.name)
+            plan = plan.after(stores[-1].end_lineno, *lines)
+    return plan
 
 
 def _entry_kept(case: Case, source: Source, loop: ast.stmt) -> list[Fix]:
