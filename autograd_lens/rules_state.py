@@ -72,7 +72,21 @@ def detach_state(case: Case, note: str = _TBPTT) -> list[Fix]:
         lines += detach_lines(source, other, carrier.form, indent)
     kept = "." in carrier.name and source.statement_at(fill.lineno) is not statement
     return _fixes(roles, kept, note, carrier, source, statement, at, lines) + \
-        (_fill_while_training(source, fill, path) if kept else [])
+        (_fill_while_training(source, fill, path) if kept else []) + \
+        (_read_detached(source, statement, path) if "." in path and not roles else [])
+
+
+def _read_detached(source: Source, statement: ast.stmt, path: str) -> list[Fix]:
+    """An attribute: read detached where it enters, the object keeping its value with its
+    graph for the methods that read it later (a generator's loss after a critic's)."""
+    reads = _undetached(source, statement, path)
+    if not reads or len(source.reads(statement, path)) != len(reads):
+        return []
+    plan = Plan(source)
+    for read in reads:
+        plan.replace_span(read, f"{path}.detach()")
+    return one_fix("read here without its graph: this loss treats the kept value as data, and "
+                   "the object still holds it with its graph for its other readers", plan)
 
 
 def _fixes(roles: Any, kept: bool, note: str, carrier: Any, source: Source,

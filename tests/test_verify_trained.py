@@ -134,3 +134,51 @@ def test_an_edit_that_fails_at_the_generator_call_is_caught():
     assert verdict(verified, 1) == "still_fails"
     assert verified["backward_calls"] == 4 and "backward through the graph a second time" in \
         verified["error"]
+
+
+TRAINER = "freed_batch_on_trainer_read_by_critic_steps.py"
+
+
+def test_an_attribute_read_detached_where_it_enters_is_the_fix(tmp_path):
+    """The batch kept on the trainer: rebinding it detached leaves the generator without a
+    gradient (a failed attempt); read detached in the critic's loss, it holds, and trains as a
+    program written by hand with the critic reading the batch as data."""
+    (tmp_path / TRAINER).write_text((SCRIPTS / TRAINER).read_text())
+    done = subprocess.run([sys.executable, "-m", "autograd_lens", "--report", "r.json", TRAINER],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=600,
+                          env=dict(os.environ, OMP_NUM_THREADS="1"))
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["verdict"] == "gone", done.stderr
+    assert [line.strip() for e in report["edits"] for line in e["new"]] == [
+        "loss = self.critic(real).mean() + penalty(self.critic, self.made.detach())"]
+    assert "the object still holds it with its graph for its other readers" in \
+        report["computes"]
+    (attempt,) = report["failed_attempts"]
+    assert [line.strip() for e in attempt["edits"] for line in e["new"]][0] == \
+        "self.made = self.made.detach()"
+    assert attempt["verified"]["verdict"] == "lost_gradients"
+    assert sorted(attempt["verified"]["missing"]) == ["Linear.bias (3,)", "Linear.weight (3, 3)"]
+    from command_runs import run_edited
+
+    edits = [dict(e, file=str(SCRIPTS / TRAINER)) for e in report["edits"]]
+    (tmp_path / "edited").mkdir()
+    space = run_edited(TRAINER, edits, tmp_path / "edited")
+    torch.manual_seed(0)
+    gen, critic = torch.nn.Linear(3, 3), torch.nn.Linear(3, 1)
+    for _ in range(2):
+        noise, real = torch.randn(6, 3), torch.randn(6, 3)
+        made = gen(noise)
+        for _ in range(3):
+            loss = critic(real).mean() + critic(made.detach()).pow(2).mean()
+            grads = torch.autograd.grad(loss, list(critic.parameters()))
+            with torch.no_grad():
+                for p, g in zip(critic.parameters(), grads):
+                    p -= 0.01 * g
+        grads = torch.autograd.grad(-critic(made).mean(), list(gen.parameters()))
+        with torch.no_grad():
+            for p, g in zip(gen.parameters(), grads):
+                p -= 0.01 * g
+    trained = space["trainer"]
+    for mine, theirs in [(gen, trained.gen), (critic, trained.critic)]:
+        for p, q in zip(mine.parameters(), theirs.parameters()):
+            torch.testing.assert_close(q.detach(), p.detach())
