@@ -304,6 +304,13 @@ class Teller:
         finding = self.finding
         read = [c for c in finding.carriers if not c.held]  # the source's: edits come from them
         fixes = finding.pattern.fixes(read, self.where) if finding.pattern else []
+        if finding.pattern is not None and not finding.inplace and finding.evidence:
+            from .earlier_loss import detach_in_earlier_loss
+
+            with contextlib.suppress(Exception):  # a source it cannot read: no such edit
+                fixes = fixes + [f for f in detach_in_earlier_loss(
+                    (finding.evidence.get("node") or {}).get("freed_by"), self.where)
+                    if f.edits not in {g.edits for g in fixes}]
         self.fixes, self.unbound = names_bound(fixes)
         self.text = "\n" + str(finding) + "\n" + self._unbound_text()
         if not self.verifying or not self.fixes:  # else the edit block comes after their runs

@@ -182,3 +182,48 @@ def test_an_attribute_read_detached_where_it_enters_is_the_fix(tmp_path):
     for mine, theirs in [(gen, trained.gen), (critic, trained.critic)]:
         for p, q in zip(mine.parameters(), theirs.parameters()):
             torch.testing.assert_close(q.detach(), p.detach())
+
+
+CENTRES = "freed_features_read_by_a_module_own_update.py"
+
+
+def test_the_earlier_backward_reads_what_it_was_handed_detached(tmp_path):
+    """The recorded backward that freed the graph runs inside the module's forward, on a loss
+    that reads the features handed to it: read there detached, the model's loss still trains
+    the body through them. The edit holds, and trains as a program written by hand."""
+    (tmp_path / CENTRES).write_text((SCRIPTS / CENTRES).read_text())
+    done = subprocess.run([sys.executable, "-m", "autograd_lens", "--report", "r.json", CENTRES],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=600,
+                          env=dict(os.environ, OMP_NUM_THREADS="1"))
+    report = json.loads((tmp_path / "r.json").read_text())
+    freed = report["recorded"]["node"]["freed_by"]["user"]
+    assert freed["text"] == "pull.backward()"  # the earlier backward, as recorded
+    assert report["verdict"] == "gone", done.stderr
+    assert [line.strip() for e in report["edits"] for line in e["new"]] == [
+        "pull = (self.centres[labels] - feats.detach()).pow(2).sum(1).mean()"]
+    assert report["computes"].startswith("the earlier backward's loss reads `feats` as data")
+    from command_runs import run_edited
+
+    edits = [dict(e, file=str(SCRIPTS / CENTRES)) for e in report["edits"]]
+    (tmp_path / "edited").mkdir()
+    space = run_edited(CENTRES, edits, tmp_path / "edited")
+    torch.manual_seed(0)
+    body, head = torch.nn.Linear(4, 2), torch.nn.Linear(2, 3)
+    centres = torch.zeros(3, 2, requires_grad=True)
+    x, y = torch.randn(9, 4), torch.randint(0, 3, (9,))
+    trained = list(body.parameters()) + list(head.parameters())
+    for _ in range(3):
+        feats = body(x)
+        pull = (centres[y] - feats.detach()).pow(2).sum(1).mean()
+        (grad,) = torch.autograd.grad(pull, [centres])
+        with torch.no_grad():
+            centres -= 0.5 * grad
+        loss = torch.nn.functional.cross_entropy(head(feats), y) + \
+            0.1 * (feats - centres[y].detach()).pow(2).sum(1).mean()
+        grads = torch.autograd.grad(loss, trained)
+        with torch.no_grad():
+            for p, g in zip(trained, grads):
+                p -= 0.1 * g
+    torch.testing.assert_close(space["centres"].centres.detach(), centres.detach())
+    for p, q in zip(trained, list(space["body"].parameters()) + list(space["head"].parameters())):
+        torch.testing.assert_close(q.detach(), p.detach())
