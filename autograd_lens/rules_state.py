@@ -177,7 +177,8 @@ def _after_stores(case: Case, source: Source, path: str, at: ast.stmt) -> list[F
 
 def _before_fill(source: Source, name: str, statement: ast.stmt) -> ast.stmt:
     """The ``if`` before ``statement``, in its block, that may fill ``name`` (a cache filled
-    when empty): the detach goes before it, so a value it fills keeps its graph for this step's
+    when empty: it stores ``name``, or it tests ``name is None`` and calls what fills it): the
+    detach goes before it, so a value it fills keeps its graph for this step's
     own backward, and only an old value is detached; else ``statement`` itself."""
     scope = source.scope_at(statement.lineno)
     block = next((b for node in ast.walk(scope) for b in (getattr(node, "body", None),
@@ -187,6 +188,14 @@ def _before_fill(source: Source, name: str, statement: ast.stmt) -> ast.stmt:
         holder = next((s for s in block if s.lineno <= store.lineno <= s.end_lineno and
                        s.end_lineno < statement.lineno), None)
         if isinstance(holder, ast.If):
+            return holder
+    for holder in block:  # filled by a method it calls: ``if self.table is None: self.build()``
+        test = getattr(holder, "test", None)
+        if isinstance(holder, ast.If) and holder.end_lineno < statement.lineno and \
+                isinstance(test, ast.Compare) and len(test.ops) == 1 and \
+                isinstance(test.ops[0], ast.Is) and \
+                isinstance(test.comparators[0], ast.Constant) and \
+                test.comparators[0].value is None and source.segment(test.left) == name:
             return holder
     return statement
 

@@ -227,3 +227,38 @@ def test_the_earlier_backward_reads_what_it_was_handed_detached(tmp_path):
     torch.testing.assert_close(space["centres"].centres.detach(), centres.detach())
     for p, q in zip(trained, list(space["body"].parameters()) + list(space["head"].parameters())):
         torch.testing.assert_close(q.detach(), p.detach())
+
+
+TABLE = "freed_table_filled_by_a_method_when_empty.py"
+
+
+def test_a_cache_filled_by_a_method_is_filled_again_while_training(tmp_path):
+    """``if self.table is None: self.fill()``: filled again in every call that records a graph;
+    detaching the cached table would leave its parameter untrained (failed attempts). Trains
+    as a program written by hand that makes the table in every step."""
+    (tmp_path / TABLE).write_text((SCRIPTS / TABLE).read_text())
+    done = subprocess.run([sys.executable, "-m", "autograd_lens", "--report", "r.json", TABLE],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=600,
+                          env=dict(os.environ, OMP_NUM_THREADS="1"))
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["verdict"] == "gone", done.stderr
+    assert [line.strip() for e in report["edits"] for line in e["new"]] == [
+        "if self.table is None or torch.is_grad_enabled():"]
+    assert all(a["verified"]["verdict"] == "lost_gradients" and a["verified"]["missing"] ==
+               ["Sequential.1.log_scale (4,)"] for a in report["failed_attempts"])
+    from command_runs import run_edited
+
+    edits = [dict(e, file=str(SCRIPTS / TABLE)) for e in report["edits"]]
+    (tmp_path / "edited").mkdir()
+    space = run_edited(TABLE, edits, tmp_path / "edited")
+    torch.manual_seed(0)
+    linear, log_scale = torch.nn.Linear(4, 4), torch.zeros(4, requires_grad=True)
+    trained = [linear.weight, linear.bias, log_scale]
+    for _ in range(3):
+        loss = (linear(torch.randn(5, 4)) * log_scale.exp().cumsum(0)).pow(2).mean()
+        grads = torch.autograd.grad(loss, trained)
+        with torch.no_grad():
+            for p, g in zip(trained, grads):
+                p -= 0.1 * g
+    for p, q in zip(trained, space["net"].parameters()):
+        torch.testing.assert_close(q.detach(), p.detach())
