@@ -39,3 +39,32 @@ def test_both_kept_values_are_detached_and_the_program_trains_as_by_hand(tmp_pat
                 net.bias -= 0.1 * grads[1]
     torch.testing.assert_close(space["net"].weight.detach(), net.weight.detach())
     torch.testing.assert_close(space["net"].bias.detach(), net.bias.detach())
+
+
+STATE = "freed_state_beside_a_detached_input.py"
+
+
+def test_a_detach_of_another_value_in_the_statement_does_not_stop_the_state_edit(tmp_path):
+    """``state = cell(torch.cat([x, error.detach()], 1), state)``: the detach is of the error,
+    not of the state; the state is detached before it, and the program trains as truncated
+    backpropagation written by hand."""
+    report = command_reports([STATE], tmp_path)[STATE]["report"]
+    assert report["carriers"][0]["name"] == "state"
+    assert [line.strip() for e in report["edits"] for line in e["new"]][:1] == \
+        ["state = state.detach()"]
+    space = run_edited(STATE, report["edits"], tmp_path)
+    torch.manual_seed(0)
+    cell, head = torch.nn.GRUCell(2, 3), torch.nn.Linear(3, 1)
+    trained = list(cell.parameters()) + list(head.parameters())
+    state, error = torch.zeros(1, 3), torch.zeros(1, 1)
+    for _ in range(3):
+        x = torch.randn(1, 1)
+        state = cell(torch.cat([x, error], 1), state.detach())
+        pred = head(state)
+        grads = torch.autograd.grad((pred - x).pow(2).mean(), trained)
+        error = (pred - x).detach()
+        with torch.no_grad():
+            for p, g in zip(trained, grads):
+                p -= 0.1 * g
+    for p, q in zip(trained, list(space["cell"].parameters()) + list(space["head"].parameters())):
+        torch.testing.assert_close(q.detach(), p.detach())
