@@ -59,6 +59,7 @@ def _write_of(old: Write | None, evidence: dict) -> Write | None:
     same = old is not None and (old.file, old.line) == (user["file"], user["line"])
     if (step and old is not None and old.weight) or (same and old.name):
         name = old.name  # as the first run named it: a step's module, or the same write
+    name = _bound_result(found["user"]["text"], name) if not step and not by else name
     versions = old.versions if old is not None else (found["version"] - 1, found["version"])
     return Write(node.get("name", ""), node.get("slot", ""), name, bool(found.get("weight")),
                  "step" if step else "op", user["file"], user["line"], user["function"],
@@ -175,6 +176,31 @@ def _target(text: str) -> str:
                 node.func.attr.endswith("_") and not node.func.attr.startswith("_"):
             return ast.unparse(node.func.value)
     return ""
+
+
+def _bound_result(text: str, name: str) -> str:
+    """The name a statement binds the written tensor to, when it writes in place a value no
+    name holds (``fea = conv(x).unsqueeze_(1)``: an in-place method returns the tensor it
+    wrote, so ``fea`` is that tensor); else ``name``."""
+    import ast
+
+    try:
+        tree = ast.parse(text.strip())
+    except SyntaxError:
+        return name
+    statement = tree.body[0] if tree.body else None
+    if not isinstance(statement, ast.Assign) or len(statement.targets) != 1 or \
+            not isinstance(statement.targets[0], ast.Name):
+        return name
+    call = statement.value
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and
+            call.func.attr.endswith("_") and not call.func.attr.startswith("_")):
+        return name
+    receiver = call.func.value
+    if isinstance(receiver, (ast.Name, ast.Attribute, ast.Subscript)) or \
+            ast.unparse(receiver) != name:
+        return name  # a name (or a part of one) written: named as itself
+    return statement.targets[0].id
 
 
 def _blank() -> Any:
