@@ -12,7 +12,8 @@
 * ``write`` (the in-place error): the first write of the saved tensor after the node saved it,
   with its line in the user's code, the call chain and the library line under it, and the
   ``backward_calls`` and ``steps`` that lay between the save and the write (and ``in_step``:
-  the write is an optimizer's step itself); ``written``: the user's names that hold the tensor;
+  the write is an optimizer's step itself), and for a weight its ``parameter`` path from a name
+  of the user's that holds its module; ``written``: the user's names that hold the tensor;
 * ``holders``: the user's names (locals of the user's frames, globals of the user's modules,
   attributes of the objects they hold, entries of containers one level deep) whose tensor's
   graph reaches that node, each with its ``scope``, the scope's ``file``, ``qualname`` and the
@@ -299,4 +300,17 @@ def evidence(log: Log, error: BaseException, outputs: Any, site: int, frame: Any
     holders, writers, carrying = _holders(log, frame, node, write[1] if write else None,
                                           facts["now"] if facts else -1, others)
     found["holders"], found["written"], found["carrying"] = holders, writers, carrying
+    if found["write"] is not None and found["write"]["weight"]:
+        found["write"]["parameter"] = _parameter_path(frame, write[1])
     return found
+
+
+def _parameter_path(frame: Any, storage: Any) -> str:
+    """The path of the parameter whose storage is ``storage`` from a name of the user's that
+    holds its module (``backbone.2.weight``), or ""."""
+    for name, _, value, _ in _named(frame):
+        if isinstance(value, torch.nn.Module):
+            for path, parameter in value.named_parameters():
+                if storage_key(parameter) == storage:
+                    return f"{name}.{path}"
+    return ""

@@ -60,6 +60,11 @@ def _write_of(old: Write | None, evidence: dict) -> Write | None:
     if (step and old is not None and old.weight) or (same and old.name):
         name = old.name  # as the first run named it: a step's module, or the same write
     name = _bound_result(found["user"]["text"], name) if not step and not by else name
+    if found.get("parameter") and not step and not by and name and "." not in name and \
+            name not in [w["name"] for w in evidence.get("written", [])]:
+        # a weight written under a local name of the function that wrote it (``p`` of a loop
+        # over an optimizer's groups): named by its module's path, as the program holds it
+        name = _written(found["parameter"])
     versions = old.versions if old is not None else (found["version"] - 1, found["version"])
     return Write(node.get("name", ""), node.get("slot", ""), name, bool(found.get("weight")),
                  "step" if step else "op", user["file"], user["line"], user["function"],

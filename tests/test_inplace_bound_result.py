@@ -36,3 +36,37 @@ def test_the_written_result_is_named_by_the_name_bound_to_it(tmp_path):
             proj.bias -= 0.01 * grads[1]
     torch.testing.assert_close(space["model"].proj.weight.detach(), proj.weight.detach())
     torch.testing.assert_close(space["model"].proj.bias.detach(), proj.bias.detach())
+
+
+JITTER = "inplace_weight_jittered_by_a_helper_loop.py"
+
+
+def test_a_weight_written_under_a_loop_variable_is_named_by_its_module_path(tmp_path):
+    """``w.add_(...)`` in a loop over ``module.parameters()``: the weight the node saved is
+    named as the program holds it, ``net[2].weight`` (the recording found the module's
+    parameter with the written storage), not by the loop's ``w``."""
+    found = command_reports([JITTER], tmp_path)[JITTER]
+    report = found["report"]
+    write = report["recorded"]["write"]
+    assert write["names"] == ["w"] and write["weight"] is True
+    assert write["parameter"] == "net.2.weight"
+    first = report["carriers"][0]
+    assert (first["name"], first["line"]) == ("net[2].weight", marked(JITTER, "write"))
+    assert "saved a weight, `net[2].weight`" in found["text"]
+    # True of torch: the last layer's product saved that weight (its input requires grad),
+    # and the first layer's did not save its own (its input does not).
+    net = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 1))
+    out = net(torch.randn(6, 3))
+    with torch.no_grad():
+        net[2].weight.add_(1.0)
+    try:
+        out.sum().backward()
+    except RuntimeError as error:
+        assert "[torch.FloatTensor [4, 1]]" in str(error)  # net[2].weight, as the product saved it
+    else:
+        raise AssertionError("the write of net[2].weight should have been caught")
+    net = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 1))
+    out = net(torch.randn(6, 3))
+    with torch.no_grad():
+        net[0].weight.add_(1.0)
+    out.sum().backward()  # net[0].weight was not saved: no error
