@@ -20,7 +20,9 @@
   line it runs at (``now``), the class it is an attribute of (``owner``, "" for none), for an
   entry of a list the list's length (``entries``, else None), the node
   its tensor holds (``node``, ``number``), and where that node was made: ``built`` (the
-  innermost user frame) and ``callers`` (the user frames that called it, innermost first); ``carrying``: the same for
+  innermost user frame) and ``callers`` (the user frames that called it, innermost first), and
+  ``went``: whether that node lies in the graph of the call that freed the failing node (when
+  that call's graph is known); ``carrying``: the same for
   the names whose graph reaches none of that node but another freed node of the failing graph;
 * ``backwards`` and ``steps``: every backward call and optimizer step, with their lines.
 """
@@ -300,6 +302,11 @@ def evidence(log: Log, error: BaseException, outputs: Any, site: int, frame: Any
     holders, writers, carrying = _holders(log, frame, node, write[1] if write else None,
                                           facts["now"] if facts else -1, others)
     found["holders"], found["written"], found["carrying"] = holders, writers, carrying
+    freeing = (found["node"].get("freed_by") or {}) if kind == "freed" else {}
+    if freeing.get("known") and freeing["number"] in reached:  # that call's graph, walked
+        went = {n._sequence_nr() for n in reached[freeing["number"]]}
+        for holder in holders + carrying:
+            holder["went"] = holder["number"] in went
     if found["write"] is not None and found["write"]["weight"]:
         found["write"]["parameter"] = _parameter_path(frame, write[1])
     return found

@@ -216,8 +216,9 @@ def _blank() -> Any:
 
 def holding_itself(carriers: list, evidence: dict, freed: dict | None) -> list:
     """Carriers for the names that hold, at the failing call, a node whose saved tensors were
-    freed (the node itself, not a later one computed from it), when none of ``carriers`` (the
-    source's) is such a name: each named where its scope runs at the failure, marked ``held``
+    freed (the node itself, not a later one computed from it), when each of ``carriers`` (the
+    source's) holds a node that the call which freed them did not go through (a loss computed
+    before it from the shared part, as recorded): each named where its scope runs at the failure, marked ``held``
     (no edit is derived from it). None when the recording shows no such name, or when the
     backward that freed the graph is not known."""
     from .carriers import Carrier
@@ -225,9 +226,12 @@ def holding_itself(carriers: list, evidence: dict, freed: dict | None) -> list:
     freed_nodes = set(evidence.get("freed_nodes") or ())
     holders = evidence.get("holders", []) + evidence.get("carrying", [])
     itself = [h for h in holders if h.get("number") in freed_nodes and h.get("file")]
-    if freed is None or not itself or any(_held_as(c.name, h["name"]) for c in carriers
-                                          for h in itself):
+    if freed is None or not itself:
         return []
+    for carrier in carriers:  # a carrier of the source's whose node that call went through
+        same = [h for h in holders if _held_as(carrier.name, h["name"])]
+        if not same or any(h.get("went") is not False for h in same):
+            return []  # (or one the recording cannot place): the source's reading stands
     found, seen = [], set()
     for holder in itself:
         name = _written(holder["name"])

@@ -1,7 +1,7 @@
 """The freed-graph error: a name that holds, at the failing call, a node whose saved tensors an
 earlier backward freed (the node itself, not a later one computed from it) is named first when
-the source's reading named no such name: the losses of a group computed before a temporary
-sum was backpropagated, or no name at all (a weight that a library's hook computed once). Said
+each name the source's reading gave holds a node that backward did not go through: the losses
+of a group computed before a temporary sum was backpropagated, or no name at all (a weight that a library's hook computed once). Said
 where the recording shows it got that node (``# got``) and where it is held (``# held``), with
 the backward call that freed it; no edit is derived from such a name."""
 
@@ -54,6 +54,8 @@ def test_each_such_statement_is_in_the_recording(runs, name):
         line = recorded["node"]["freed_by"]["user"]["line"]
         assert f"backward call {number} at {name}:{line} freed" in carrier["why"]
         assert recorded["backwards"][number - 1]["line"] == line
+    for read in CASES[name][2]:  # the source's carriers: nodes that call did not go through
+        assert by_name[read]["went"] is False
     lines = diagnosis(runs[name]["text"])
     first = CASES[name][0]
     assert any(line.startswith(f"  {first}  {name}:{marked(name, 'got')} in ") for line in lines)
