@@ -13,8 +13,11 @@ what the replay recorded instead:
 * the freed-graph error: the node whose saved tensors were freed, the line and the step that
   built it, the backward call that freed it, and the user's names that still hold it; whether an
   optimizer step ran since that backward (the fix said across a step only then); each carrier
-  given where it got the graph; and the page of losses of one forward backpropagated in turn
-  when the recording shows it (both in :mod:`autograd_lens.carrier_origin`).
+  given where it got the graph; the page of losses of one forward backpropagated in turn when
+  the recording shows it (both in :mod:`autograd_lens.carrier_origin`), and the pattern's own
+  page, not a discriminator's, for a tensor it shows made once up front; a name that holds a
+  freed node itself named first when the source's carriers hold only nodes the freeing call
+  did not go through (:func:`holding_itself`).
 
 Without evidence (no replay, a replay that did not fail the same way, a notebook), :func:`amend`
 marks the finding as read from the failure alone: the lines about a write, a step, a loop or an
@@ -133,6 +136,9 @@ def amend(finding: Any, evidence: dict | None, why_not: str = "") -> Any:
         if key == "outside_loop" and not finding.situation and \
                 in_turn(changes["carriers"], evidence, freed):
             changes["situation"] = "02_two_losses_one_forward"
+        if finding.situation == "12_gan_discriminator" and changes["carriers"] and \
+                _made_before_training(changes["carriers"][0], evidence):
+            changes["situation"] = ""  # the pattern's own page: a tensor made once, up front
     return dataclasses.replace(finding, **changes)
 
 
@@ -212,6 +218,22 @@ def _blank() -> Any:
     from .carriers import Carrier
 
     return Carrier("", "", 0, "", "", "written")
+
+
+def _made_before_training(carrier: Any, evidence: dict) -> bool:
+    """Whether the recording shows the carrier's graph made once, before any backward call or
+    optimizer step, by a statement of the program's top level outside every loop (a tensor
+    computed up front, not a batch a generator makes in each round)."""
+    from .edits import Source
+
+    built = ((evidence.get("node") or {}).get("built") or {})
+    got = carrier.got
+    if not got or built.get("backward_calls") != 0 or built.get("steps") != 0:
+        return False
+    source = Source.read(got["file"])
+    statement = source.statement_at(got["line"]) if source else None
+    return statement is not None and source.scope_at(statement.lineno) is source.tree and \
+        source.loop_of(statement) is None
 
 
 def holding_itself(carriers: list, evidence: dict, freed: dict | None) -> list:

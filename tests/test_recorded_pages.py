@@ -1,0 +1,20 @@
+"""The page from the recorded situation: one network scoring a kept tensor beside other inputs
+looks like a discriminator scoring a fake batch, but when the recording shows the kept tensor's
+graph made once, at the program's top level before any backward call or step, the page is the
+one of a tensor computed outside the loop."""
+
+from __future__ import annotations
+
+from command_runs import command_reports
+
+NAME = "freed_prompt_encoded_once_scored_beside_a_learned_one.py"
+
+
+def test_a_tensor_made_up_front_gets_the_outside_loop_page(tmp_path):
+    report = command_reports([NAME], tmp_path)[NAME]["report"]
+    built = report["recorded"]["node"]["built"]
+    assert (built["backward_calls"], built["steps"]) == (0, 0)
+    assert built["user"]["text"] == "prompt = encoder(torch.tensor([1, 2])).mean(0, keepdim=True)"
+    assert report["carriers"][0]["name"] == "prompt"
+    assert report["pattern"] == "outside_loop"
+    assert report["page"].endswith("/13_tensor_outside_loop.html")
