@@ -18,3 +18,16 @@ def test_a_tensor_made_up_front_gets_the_outside_loop_page(tmp_path):
     assert report["carriers"][0]["name"] == "prompt"
     assert report["pattern"] == "outside_loop"
     assert report["page"].endswith("/13_tensor_outside_loop.html")
+
+
+TRAINER = "freed_batch_on_trainer_read_by_critic_steps.py"
+
+
+def test_a_batch_kept_on_a_trainer_and_scored_by_its_critic_gets_the_gan_page(tmp_path):
+    """Kept on the trainer object (a module's state, as the pattern says), the generated batch
+    is scored by the critic beside real data, whose weights also take inputs without the old
+    graph: the discriminator's page."""
+    report = command_reports([TRAINER], tmp_path)[TRAINER]["report"]
+    assert report["carriers"][0]["name"] == "self.made"
+    assert report["pattern"] == "module_state"
+    assert report["page"].endswith("/12_gan_discriminator.html")
