@@ -139,6 +139,9 @@ def amend(finding: Any, evidence: dict | None, why_not: str = "") -> Any:
         if finding.situation == "12_gan_discriminator" and changes["carriers"] and \
                 _made_before_training(changes["carriers"][0], evidence):
             changes["situation"] = ""  # the pattern's own page: a tensor made once, up front
+        elif key == "shared_trunk" and not finding.situation and changes["carriers"] and \
+                _made_before_training(changes["carriers"][0], evidence):
+            changes["situation"] = "13_tensor_outside_loop"
     return dataclasses.replace(finding, **changes)
 
 
@@ -222,8 +225,9 @@ def _blank() -> Any:
 
 def _made_before_training(carrier: Any, evidence: dict) -> bool:
     """Whether the recording shows the carrier's graph made once, before any backward call or
-    optimizer step, by a statement of the program's top level outside every loop (a tensor
-    computed up front, not a batch a generator makes in each round)."""
+    optimizer step, by a statement of the program's top level outside every loop, and the
+    failing call in a loop of that file (a tensor computed up front and reused by the loop's
+    steps, not a batch a generator makes in each round, nor two losses of one forward)."""
     from .edits import Source
 
     built = ((evidence.get("node") or {}).get("built") or {})
@@ -232,8 +236,12 @@ def _made_before_training(carrier: Any, evidence: dict) -> bool:
         return False
     source = Source.read(got["file"])
     statement = source.statement_at(got["line"]) if source else None
+    at = evidence.get("at") or {}
+    failing = source.statement_at(at["line"]) if source and at.get("file") == got["file"] and \
+        at.get("line") else None
     return statement is not None and source.scope_at(statement.lineno) is source.tree and \
-        source.loop_of(statement) is None
+        source.loop_of(statement) is None and failing is not None and \
+        source.loop_of(failing) is not None  # the failing call in a loop it was made before
 
 
 def holding_itself(carriers: list, evidence: dict, freed: dict | None) -> list:

@@ -31,3 +31,22 @@ def test_a_batch_kept_on_a_trainer_and_scored_by_its_critic_gets_the_gan_page(tm
     assert report["carriers"][0]["name"] == "self.made"
     assert report["pattern"] == "module_state"
     assert report["page"].endswith("/12_gan_discriminator.html")
+
+
+HOOK = "freed_weight_made_by_a_library_hook_once.py"
+TWO = "g4_sum_of_two_losses_one_step.py"
+
+
+def test_a_shared_part_made_before_the_loop_gets_the_outside_loop_page(tmp_path):
+    """A weight a library hook made at one call before the loop, which every step's loss
+    reads: the outside-loop page; two losses of one forward at the top level, without a loop,
+    keep the two-losses page."""
+    reports = command_reports([HOOK, TWO], tmp_path)
+    hook = reports[HOOK]["report"]
+    built = hook["recorded"]["node"]["built"]
+    assert (built["backward_calls"], built["steps"]) == (0, 0)
+    assert hook["pattern"] == "shared_trunk"
+    assert hook["page"].endswith("/13_tensor_outside_loop.html")
+    two = reports[TWO]["report"]
+    assert two["pattern"] == "shared_trunk"
+    assert two["page"].endswith("/02_two_losses_one_forward.html")
