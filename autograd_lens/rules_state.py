@@ -77,12 +77,19 @@ def detach_state(case: Case, note: str = _TBPTT) -> list[Fix]:
 
 
 def _read_detached(source: Source, statement: ast.stmt, path: str) -> list[Fix]:
-    """An attribute: read detached where it enters, the object keeping its value with its
-    graph for the methods that read it later (a generator's loss after a critic's)."""
+    """An attribute that another method stores and a third one also reads: read detached where
+    it enters, the object keeping its value with its graph for that other reader (a
+    generator's loss after a critic's)."""
     reads = _undetached(source, statement, path)
     if not reads or len(source.reads(statement, path)) != len(reads):
         return []
-    plan = Plan(source)
+    here = source.scope_at(statement.lineno)
+    functions = [n for n in ast.walk(source.tree) if isinstance(n, (ast.FunctionDef,
+                                                                     ast.AsyncFunctionDef))]
+    if source.stores(here, path) or not any(source.stores(f, path) for f in functions) or \
+            not any(f is not here and source.reads(f, path) and not source.stores(f, path)
+                    for f in functions):
+        return []  # stored where it is read (a recurrence, a cache), or no other reader
     for read in reads:
         plan.replace_span(read, f"{path}.detach()")
     return one_fix("read here without its graph: this loss treats the kept value as data, and "
