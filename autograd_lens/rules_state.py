@@ -87,9 +87,11 @@ def _read_detached(source: Source, statement: ast.stmt, path: str) -> list[Fix]:
     functions = [n for n in ast.walk(source.tree) if isinstance(n, (ast.FunctionDef,
                                                                      ast.AsyncFunctionDef))]
     if source.stores(here, path) or not any(source.stores(f, path) for f in functions) or \
-            not any(f is not here and source.reads(f, path) and not source.stores(f, path)
+            not any(f is not here and not source.stores(f, path) and
+                    any(source.reads(st, path) for st in source.statements(f))
                     for f in functions):
         return []  # stored where it is read (a recurrence, a cache), or no other reader
+    plan = Plan(source)
     for read in reads:
         plan.replace_span(read, f"{path}.detach()")
     return one_fix("read here without its graph: this loss treats the kept value as data, and "
