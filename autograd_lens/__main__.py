@@ -90,10 +90,12 @@ linked); a write outside it (open for writing, torch.save, os and shutil's file 
 the network (but this machine) are refused, and the run reads no input. A run stops after the
 call that failed and two more (or, for an edit that merges backward calls, past the optimizer
 step that failed), or when the program ends, or at its bound in time. The first edit that gets
-there without an error, every parameter that the failing call would reach still getting a
-gradient, is printed as the fix; others that hold as alternatives; one that failed only as a
-failed attempt, with what happened; one that could not be checked (the sandbox refused what it
-needed, it ended before the failure) with why. That shows the error is gone, not that the edit
+there without an error, every parameter that the failing call would reach and an optimizer
+updates still getting a gradient in some call past that point (the run goes on until the
+optimizers that update them stepped past it), is printed as the fix;
+others that hold as alternatives; one that failed only as a failed attempt, with what
+happened; one that could not be checked (the sandbox refused what it needed, it ended before
+the failure) with why. That shows the error is gone, not that the edit
 computes what you meant. The temporary folder is removed, and the runs stopped, when the command
 ends, however it ends. The exit code stays the first run's. --no-verify prints the edits
 without running them, said as not run. Under torchrun (or another launcher that set RANK or
@@ -432,7 +434,7 @@ class _Ahead:
         teller, steps = self.teller, failed["steps_before"]
         self.started[(tuple(fix.edits), steps)] = start_verify(
             list(fix.edits), self.module, self.target, teller.calls_before, self.rerun,
-            bound(teller.seconds), self.counter.expected, steps)
+            bound(teller.seconds), self.counter.expected, steps, self.counter.unstepped)
 
     def take(self, edits: tuple, steps_before: int | None) -> Any:
         """The run started here of ``edits`` counted from ``steps_before`` steps, or None."""
@@ -543,7 +545,8 @@ def _verify(teller: Teller, rerun: Rerun, counter: CallCounter, module: str | No
                 started = ahead.take(tuple(fix.edits), steps) if ahead is not None else None
                 if started is None:
                     started = start_verify(list(fix.edits), module, target, teller.calls_before,
-                                           rerun, seconds, counter.expected, steps)
+                                           rerun, seconds, counter.expected, steps,
+                                           counter.unstepped)
                 runs.append(finish_verify(started))
             if ahead is not None:
                 ahead.stop_rest()

@@ -35,8 +35,8 @@ def in_turn(carriers: list, evidence: dict, freed: dict) -> bool:
 def got(carrier: Any, holders: list[dict]) -> Any:
     """``carrier`` with the line where it got the graph that was freed, as recorded: the
     statement, in the scope that holds the name, that was running when the node its tensor
-    holds was made; for an attribute, the method that made that node when it is a method of
-    the attribute's object (the carrier then named there: ``self.cache_k``); for a name handed
+    holds was made; for an attribute, the innermost method of the attribute's object in the
+    call chain that made that node (the carrier then named there: ``self.cache_k``); for a name handed
     in by a caller (its scope was not running then), the caller's name that holds the same
     tensor, in the scope that made it. Unchanged when the recording shows none of these."""
     same = [h for h in holders if h["name"] == carrier.name and h.get("built")]
@@ -47,10 +47,12 @@ def got(carrier: Any, holders: list[dict]) -> Any:
         frames = [holder["built"], *holder.get("callers", [])]
         root = carrier.name.split("[")[0]
         if "." in root and holder.get("owner"):  # an attribute: the method that made its node
-            top = frames[0]
-            if top.get("qualname", "").rpartition(".")[0] == holder["owner"]:
+            # (or called the function that made it: a forward that stores what a helper made)
+            method = next((f for f in frames
+                           if f.get("qualname", "").rpartition(".")[0] == holder["owner"]), None)
+            if method is not None:
                 shown = "self." + root.rsplit(".", 1)[1] + carrier.name[len(root):]
-                return _at_got(carrier, top, shown)
+                return _at_got(carrier, method, shown)
         site = _running(frames, holder)
         if site is not None:
             return _at_got(carrier, site, _whole(carrier.name, holder, holders, site))

@@ -73,6 +73,8 @@ class Carrier:
             graph that was freed (a dict: file, line, function, text): the statement, in the
             scope that holds the name, that was running when its tensor's node was made; None
             without a recording. The report gives this line; ``line`` stays the one to change.
+        held: named from the recording alone (a name that holds a freed node itself, which
+            the source's reading did not name): said, but no edit is derived from it.
         shown: the name as written at ``got`` when it is not ``name`` (the method of the
             attribute's object: ``self.cache_k``; the caller's name of an argument; the list
             when every entry of it was made there and holds a freed graph), else "".
@@ -93,6 +95,7 @@ class Carrier:
     write: Any = None
     got: Any = None
     shown: str = ""
+    held: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         if self.got is None:

@@ -105,8 +105,15 @@ def already_detached(source: Source, statement: ast.stmt, path: str) -> bool:
         return False
     chosen = {id(part) for n in ast.walk(value) if isinstance(n, (ast.IfExp, ast.BoolOp))
               for part in ast.walk(n)}  # ``h.detach() if fixed else h``: maybe not detached
+    # What a detach's receiver may be: ``path`` itself, or a name a comprehension over ``path``
+    # binds (``s`` in ``tuple(s.detach() for s in self.h)``); ``f(loss.detach(), h)`` detaches
+    # another value.
+    over = {t.id for n in ast.walk(value) if isinstance(n, ast.comprehension) and
+            source.reads(n.iter, path) for t in ast.walk(n.target) if isinstance(t, ast.Name)}
     return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and
-               n.func.attr == "detach" and not n.args and id(n) not in chosen
+               n.func.attr == "detach" and not n.args and id(n) not in chosen and
+               (source.reads(n.func.value, path) or
+                any(isinstance(r, ast.Name) and r.id in over for r in ast.walk(n.func.value)))
                for n in ast.walk(value))
 
 

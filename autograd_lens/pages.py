@@ -15,9 +15,10 @@ from .scene import Scene
 # Patterns that say little of the situation on their own: a shared part of the graph, or none.
 _GENERIC = ("shared_trunk", "unknown")
 # Patterns named from a carrier that holds an old graph, whatever made it old; and those of
-# them a kept fake batch can show (a state carried through a recurrence is not one).
+# them a kept fake batch can show (a state carried through a recurrence is not one; a batch
+# kept on the trainer object, read by its critic's step, is a module's state).
 _OLD_CARRIER = ("shared_trunk", "outside_loop", "hidden_state", "two_networks", "kept_value")
-_KEPT = ("shared_trunk", "outside_loop", "two_networks")
+_KEPT = ("shared_trunk", "outside_loop", "two_networks", "module_state")
 # Patterns named from what holds the old graph, whatever made it old.
 _NAMED_FROM_CARRIER = _GENERIC + ("outside_loop", "hidden_state", "two_networks", "module_state",
                                   "growing_buffer", "kept_value")

@@ -59,6 +59,20 @@ def names(tensors: list[Any]) -> list[str]:
     return [f"{named.get(id(t), 'tensor')} {tuple(t.shape)}" for t in tensors]
 
 
+def stepped(tensors: list[Any]) -> set[int] | None:
+    """The ids of those of ``tensors`` that an optimizer alive now updates (in one of its
+    parameter groups), or None when the program has no optimizer alive."""
+    import torch
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        optimizers = [o for o in gc.get_objects() if isinstance(o, torch.optim.Optimizer)]
+    if not optimizers:
+        return None
+    held = {id(p) for o in optimizers for group in o.param_groups for p in group["params"]}
+    return {id(t) for t in tensors if id(t) in held}
+
+
 def missing(expected: dict[str, int], got: list[str]) -> list[str]:
     """The names of ``expected`` (name: count) that ``got`` lacks, each once per copy missing."""
     short = Counter(expected) - Counter(got)

@@ -5,13 +5,15 @@
 * ``kind`` (``"freed"`` or ``"modified"``), ``message``, ``call`` (its number: 1 for the first
   backward or ``autograd.grad`` call), ``at`` (the user's line that called it);
 * ``node``: the node whose saved tensor was freed (or modified) that this backward met, with
-  ``slot``, ``built`` (the user's line that built it, with ``backward_calls`` and ``steps``: how
+  ``slot``, its sequence ``number``, ``built`` (the user's line that built it, with ``backward_calls`` and ``steps``: how
   many had run then) and, for the freed-graph error, ``freed_by`` (the backward call that freed
-  it: its number and line);
+  it: its number and line); ``freed_nodes``: the sequence numbers of every node of the failing
+  graph whose saved tensors were freed;
 * ``write`` (the in-place error): the first write of the saved tensor after the node saved it,
   with its line in the user's code, the call chain and the library line under it, and the
   ``backward_calls`` and ``steps`` that lay between the save and the write (and ``in_step``:
-  the write is an optimizer's step itself); ``written``: the user's names that hold the tensor;
+  the write is an optimizer's step itself), and for a weight its ``parameter`` path from a name
+  of the user's that holds its module; ``written``: the user's names that hold the tensor;
   ``next_writes``: the user's lines of the same first writes of the graph's other saved
   tensors in the error's state (the ones the backward would meet next);
 * ``holders``: the user's names (locals of the user's frames, globals of the user's modules,
@@ -20,7 +22,9 @@
   line it runs at (``now``), the class it is an attribute of (``owner``, "" for none), for an
   entry of a list the list's length (``entries``, else None), the node
   its tensor holds (``node``, ``number``), and where that node was made: ``built`` (the
-  innermost user frame) and ``callers`` (the user frames that called it, innermost first); ``carrying``: the same for
+  innermost user frame) and ``callers`` (the user frames that called it, innermost first), and
+  ``went``: whether that node lies in the graph of the call that freed the failing node (when
+  that call's graph is known); ``carrying``: the same for
   the names whose graph reaches none of that node but another freed node of the failing graph;
 * ``backwards`` and ``steps``: every backward call and optimizer step, with their lines.
 """
@@ -331,9 +335,11 @@ def evidence(log: Log, error: BaseException, outputs: Any, site: int, frame: Any
         stale = _reported_first(stale, facts)
     node, slot = stale[0]
     number = node._sequence_nr()
-    found["node"] = {"name": node_name(node), "slot": slot, "built": _built(log, number)}
+    found["node"] = {"name": node_name(node), "slot": slot, "built": _built(log, number),
+                     "number": number}
     if kind == "freed":
         found["node"]["freed_by"] = _freed_by(log, node, reached)
+        found["freed_nodes"] = sorted(n._sequence_nr() for n, _ in stale)
     write = _first_write(log, facts, number) if facts else None
     if write is not None:
         made = _built(log, number) or {}
@@ -348,4 +354,22 @@ def evidence(log: Log, error: BaseException, outputs: Any, site: int, frame: Any
     holders, writers, carrying = _holders(log, frame, node, write[1] if write else None,
                                           facts["now"] if facts else -1, others)
     found["holders"], found["written"], found["carrying"] = holders, writers, carrying
+    freeing = (found["node"].get("freed_by") or {}) if kind == "freed" else {}
+    if freeing.get("known") and freeing["number"] in reached:  # that call's graph, walked
+        went = {n._sequence_nr() for n in reached[freeing["number"]]}
+        for holder in holders + carrying:
+            holder["went"] = holder["number"] in went
+    if found["write"] is not None and found["write"]["weight"]:
+        found["write"]["parameter"] = _parameter_path(frame, write[1])
     return found
+
+
+def _parameter_path(frame: Any, storage: Any) -> str:
+    """The path of the parameter whose storage is ``storage`` from a name of the user's that
+    holds its module (``backbone.2.weight``), or ""."""
+    for name, _, value, _ in _named(frame):
+        if isinstance(value, torch.nn.Module):
+            for path, parameter in value.named_parameters():
+                if storage_key(parameter) == storage:
+                    return f"{name}.{path}"
+    return ""

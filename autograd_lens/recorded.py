@@ -13,8 +13,11 @@ what the replay recorded instead:
 * the freed-graph error: the node whose saved tensors were freed, the line and the step that
   built it, the backward call that freed it, and the user's names that still hold it; whether an
   optimizer step ran since that backward (the fix said across a step only then); each carrier
-  given where it got the graph; and the page of losses of one forward backpropagated in turn
-  when the recording shows it (both in :mod:`autograd_lens.carrier_origin`).
+  given where it got the graph; the page of losses of one forward backpropagated in turn when
+  the recording shows it (both in :mod:`autograd_lens.carrier_origin`), and the pattern's own
+  page, not a discriminator's, for a tensor it shows made once up front; a name that holds a
+  freed node itself named first when the source's carriers hold only nodes the freeing call
+  did not go through (:func:`holding_itself`).
 
 Without evidence (no replay, a replay that did not fail the same way, a notebook), :func:`amend`
 marks the finding as read from the failure alone: the lines about a write, a step, a loop or an
@@ -24,6 +27,7 @@ earlier call then say they are a guess.
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import Any
 
 from .carrier_origin import got, in_turn
@@ -58,6 +62,12 @@ def _write_of(old: Write | None, evidence: dict) -> Write | None:
     same = old is not None and (old.file, old.line) == (user["file"], user["line"])
     if (step and old is not None and old.weight) or (same and old.name):
         name = old.name  # as the first run named it: a step's module, or the same write
+    name = _bound_result(found["user"]["text"], name) if not step and not by else name
+    if found.get("parameter") and not step and not by and name and "." not in name and \
+            name not in [w["name"] for w in evidence.get("written", [])]:
+        # a weight written under a local name of the function that wrote it (``p`` of a loop
+        # over an optimizer's groups): named by its module's path, as the program holds it
+        name = _written(found["parameter"])
     versions = old.versions if old is not None else (found["version"] - 1, found["version"])
     return Write(node.get("name", ""), node.get("slot", ""), name, bool(found.get("weight")),
                  "step" if step else "op", user["file"], user["line"], user["function"],
@@ -138,12 +148,19 @@ def amend(finding: Any, evidence: dict | None, why_not: str = "") -> Any:
                                          for s in evidence.get("steps", []))
             changes["carriers"] = [_earlier_said(c, freed) for c in finding.carriers]
         holders = evidence.get("holders", []) + evidence.get("carrying", [])
-        changes["carriers"] = [got(c, holders) for c in changes.get("carriers",
-                                                                   finding.carriers)]
+        carriers = changes.get("carriers", finding.carriers)
+        changes["carriers"] = [got(c, holders) for c in
+                               holding_itself(carriers, evidence, freed) + list(carriers)]
         key = finding.pattern.key if finding.pattern else ""
         if key == "outside_loop" and not finding.situation and \
                 in_turn(changes["carriers"], evidence, freed):
             changes["situation"] = "02_two_losses_one_forward"
+        if finding.situation == "12_gan_discriminator" and changes["carriers"] and \
+                _made_before_training(changes["carriers"][0], evidence):
+            changes["situation"] = ""  # the pattern's own page: a tensor made once, up front
+        elif key == "shared_trunk" and not finding.situation and changes["carriers"] and \
+                _made_before_training(changes["carriers"][0], evidence):
+            changes["situation"] = "13_tensor_outside_loop"
     return dataclasses.replace(finding, **changes)
 
 
@@ -194,10 +211,105 @@ def _target(text: str) -> str:
     return ""
 
 
+def _bound_result(text: str, name: str) -> str:
+    """The name a statement binds the written tensor to, when it writes in place a value no
+    name holds (``fea = conv(x).unsqueeze_(1)``: an in-place method returns the tensor it
+    wrote, so ``fea`` is that tensor); else ``name``."""
+    import ast
+
+    try:
+        tree = ast.parse(text.strip())
+    except SyntaxError:
+        return name
+    statement = tree.body[0] if tree.body else None
+    if not isinstance(statement, ast.Assign) or len(statement.targets) != 1 or \
+            not isinstance(statement.targets[0], ast.Name):
+        return name
+    call = statement.value
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and
+            call.func.attr.endswith("_") and not call.func.attr.startswith("_")):
+        return name
+    receiver = call.func.value
+    if isinstance(receiver, (ast.Name, ast.Attribute, ast.Subscript)) or \
+            ast.unparse(receiver) != name:
+        return name  # a name (or a part of one) written: named as itself
+    return statement.targets[0].id
+
+
 def _blank() -> Any:
     from .carriers import Carrier
 
     return Carrier("", "", 0, "", "", "written")
+
+
+def _made_before_training(carrier: Any, evidence: dict) -> bool:
+    """Whether the recording shows the carrier's graph made once, before any backward call or
+    optimizer step, by a statement of the program's top level outside every loop, and the
+    failing call in a loop of that file (a tensor computed up front and reused by the loop's
+    steps, not a batch a generator makes in each round, nor two losses of one forward)."""
+    from .edits import Source
+
+    built = ((evidence.get("node") or {}).get("built") or {})
+    got = carrier.got
+    if not got or built.get("backward_calls") != 0 or built.get("steps") != 0:
+        return False
+    source = Source.read(got["file"])
+    statement = source.statement_at(got["line"]) if source else None
+    at = evidence.get("at") or {}
+    failing = source.statement_at(at["line"]) if source and at.get("file") == got["file"] and \
+        at.get("line") else None
+    return statement is not None and source.scope_at(statement.lineno) is source.tree and \
+        source.loop_of(statement) is None and failing is not None and \
+        source.loop_of(failing) is not None  # the failing call in a loop it was made before
+
+
+def holding_itself(carriers: list, evidence: dict, freed: dict | None) -> list:
+    """Carriers for the names that hold, at the failing call, a node whose saved tensors were
+    freed (the node itself, not a later one computed from it), when each of ``carriers`` (the
+    source's) holds a node that the call which freed them did not go through (a loss computed
+    before it from the shared part, as recorded): each named where its scope runs at the failure, marked ``held``
+    (no edit is derived from it). None when the recording shows no such name, or when the
+    backward that freed the graph is not known."""
+    from .carriers import Carrier
+
+    freed_nodes = set(evidence.get("freed_nodes") or ())
+    holders = evidence.get("holders", []) + evidence.get("carrying", [])
+    itself = [h for h in holders if h.get("number") in freed_nodes and h.get("file")]
+    if freed is None or not itself:
+        return []
+    for carrier in carriers:  # a carrier of the source's whose node that call went through
+        same = [h for h in holders if _held_as(carrier.name, h["name"])]
+        if not same or any(h.get("went") is not False for h in same):
+            return []  # (or one the recording cannot place): the source's reading stands
+    found, seen = [], set()
+    for holder in itself:
+        name = _written(holder["name"])
+        if name in seen:
+            continue
+        seen.add(name)
+        carrier = got(Carrier(
+            name=holder["name"], file=holder["file"], line=holder["now"],
+            function=holder["scope"][:-2] if holder["scope"].endswith("()") else
+            holder["scope"], kind="old",
+            why=(f"is held here, at the failing call, and its tensor's node is itself one whose "
+                 f"saved tensors backward call {freed['number']} at {_at(freed['user'])} "
+                 "freed"),
+            origin="attribute" if "." in name.split("[")[0] else
+            "list" if "[" in name else "variable", held=True), holders)
+        found.append(dataclasses.replace(carrier, name=name, shown=_written(carrier.shown)))
+    return found
+
+
+def _held_as(name: str, recorded: str) -> bool:
+    """Whether a carrier of the source (``self.scale``) is the recorded name (``model.1.scale``:
+    the same attribute seen from outside)."""
+    recorded = _written(recorded)
+    return name == recorded or (name.startswith("self.") and recorded.endswith(name[4:]))
+
+
+def _written(name: str) -> str:
+    """A recorded name as the source writes it: ``net.2.weight`` is ``net[2].weight``."""
+    return re.sub(r"\.(\d+)(?=\.|$|\[)", r"[\1]", name)
 
 
 def _earlier_said(carrier: Any, freed: dict) -> Any:

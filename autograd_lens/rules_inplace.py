@@ -163,12 +163,16 @@ def _written_anew(source: Source, plan: Plan, statement: ast.stmt, name: str) ->
 def _method_on_result(source: Source, statement: ast.stmt, name: str) -> ast.Call | None:
     """The call in ``statement`` of an in-place method that has an out-of-place twin
     (``unsqueeze_``: ``unsqueeze``) on the result of an expression no name holds, written as
-    ``name`` (``conv(x).unsqueeze_(dim=1)``, named ``conv(x)``)."""
+    ``name`` (``conv(x).unsqueeze_(dim=1)``, named ``conv(x)``, or ``fea`` when the statement
+    binds the method's result, the tensor written, to ``fea``)."""
+    bound = statement.value if isinstance(statement, ast.Assign) and \
+        len(statement.targets) == 1 and path_of(statement.targets[0]) == name else None
     for node in ast.walk(statement):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
                 node.func.attr.endswith("_") and hasattr(torch.Tensor, node.func.attr[:-1]) and \
                 path_of(node.func.value) is None and node.lineno == node.end_lineno and \
-                source.segment(node.func.value).replace(" ", "") == name.replace(" ", ""):
+                (node is bound or
+                 source.segment(node.func.value).replace(" ", "") == name.replace(" ", "")):
             return node
     return None
 

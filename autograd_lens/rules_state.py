@@ -72,7 +72,30 @@ def detach_state(case: Case, note: str = _TBPTT) -> list[Fix]:
         lines += detach_lines(source, other, carrier.form, indent)
     kept = "." in carrier.name and source.statement_at(fill.lineno) is not statement
     return _fixes(roles, kept, note, carrier, source, statement, at, lines) + \
-        (_fill_while_training(source, fill, path) if kept else [])
+        (_fill_while_training(source, fill, path) if kept else []) + \
+        (_read_detached(source, statement, path) if "." in path and not roles else [])
+
+
+def _read_detached(source: Source, statement: ast.stmt, path: str) -> list[Fix]:
+    """An attribute that another method stores and a third one also reads: read detached where
+    it enters, the object keeping its value with its graph for that other reader (a
+    generator's loss after a critic's)."""
+    reads = _undetached(source, statement, path)
+    if not reads or len(source.reads(statement, path)) != len(reads):
+        return []
+    here = source.scope_at(statement.lineno)
+    functions = [n for n in ast.walk(source.tree) if isinstance(n, (ast.FunctionDef,
+                                                                     ast.AsyncFunctionDef))]
+    if source.stores(here, path) or not any(source.stores(f, path) for f in functions) or \
+            not any(f is not here and not source.stores(f, path) and
+                    any(source.reads(st, path) for st in source.statements(f))
+                    for f in functions):
+        return []  # stored where it is read (a recurrence, a cache), or no other reader
+    plan = Plan(source)
+    for read in reads:
+        plan.replace_span(read, f"{path}.detach()")
+    return one_fix("read here without its graph: this loss treats the kept value as data, and "
+                   "the object still holds it with its graph for its other readers", plan)
 
 
 def _fixes(roles: Any, kept: bool, note: str, carrier: Any, source: Source,
@@ -163,7 +186,8 @@ def _after_stores(case: Case, source: Source, path: str, at: ast.stmt) -> list[F
 
 def _before_fill(source: Source, name: str, statement: ast.stmt) -> ast.stmt:
     """The ``if`` before ``statement``, in its block, that may fill ``name`` (a cache filled
-    when empty): the detach goes before it, so a value it fills keeps its graph for this step's
+    when empty: it stores ``name``, or it tests ``name is None`` and calls what fills it): the
+    detach goes before it, so a value it fills keeps its graph for this step's
     own backward, and only an old value is detached; else ``statement`` itself."""
     scope = source.scope_at(statement.lineno)
     block = next((b for node in ast.walk(scope) for b in (getattr(node, "body", None),
@@ -173,6 +197,14 @@ def _before_fill(source: Source, name: str, statement: ast.stmt) -> ast.stmt:
         holder = next((s for s in block if s.lineno <= store.lineno <= s.end_lineno and
                        s.end_lineno < statement.lineno), None)
         if isinstance(holder, ast.If):
+            return holder
+    for holder in block:  # filled by a method it calls: ``if self.table is None: self.build()``
+        test = getattr(holder, "test", None)
+        if isinstance(holder, ast.If) and holder.end_lineno < statement.lineno and \
+                isinstance(test, ast.Compare) and len(test.ops) == 1 and \
+                isinstance(test.ops[0], ast.Is) and \
+                isinstance(test.comparators[0], ast.Constant) and \
+                test.comparators[0].value is None and source.segment(test.left) == name:
             return holder
     return statement
 
@@ -378,10 +410,36 @@ def _recompute_inside(case: Case) -> list[Fix]:
     if from_inner_step(source, stores[-1]):
         return fixes  # kept as a constant, the outer weights would get no gradient through it
     lines = detach_lines(source, carrier.name, carrier.form, source.indent(stores[-1].lineno))
+    plan = with_helper(Plan(source).after(stores[-1].end_lineno, *lines), source,
+                       stores[-1].lineno, carrier.form) if lines else None
+    if plan is not None:
+        plan = _kept_too(case, source, loop, plan)
     fixes += one_fix("computed once and kept as a constant: the steps train only what comes "
-                  "after it", with_helper(Plan(source).after(stores[-1].end_lineno, *lines), source,
-                                          stores[-1].lineno, carrier.form) if lines else None)
+                     "after it", plan)
     return fixes
+
+
+def _kept_too(case: Case, source: Source, loop: ast.stmt, plan: Plan) -> Plan:
+    """``plan`` with each other carrier that the scope of the first also assigns only before
+    ``loop`` (a second value of the rollout, made from the same forward) detached after its
+    last assignment there, as the first is: detached alone, the first leaves the other's old
+    graph in every step."""
+    first = case.carriers[0]
+    scope = source.scope_at(first.line)
+    done = {first.name}
+    for other in case.carriers[1:]:
+        if other.held or other.name in done or other.file != first.file or \
+                other.form != "tensor" or source.scope_at(other.line) is not scope:
+            continue
+        stores = [s for s in source.stores(scope, other.name)]
+        if not stores or any(s.end_lineno >= loop.lineno for s in stores) or \
+                not isinstance(stores[-1], ast.Assign):
+            continue
+        lines = detach_lines(source, other.name, other.form, source.indent(stores[-1].lineno))
+        if lines:
+            done.add(other.name)
+            plan = plan.after(stores[-1].end_lineno, *lines)
+    return plan
 
 
 def _entry_kept(case: Case, source: Source, loop: ast.stmt) -> list[Fix]:

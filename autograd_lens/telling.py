@@ -278,7 +278,10 @@ class Teller:
             got = "" if carrier.got is None else \
                 f"made at {place(carrier.got['file'], carrier.got['line'])} and "
             alias = f" as `{carrier.name}`" if carrier.shown else ""
-            said = (f"{carrier.shown or carrier.name}, {got}entering at "
+            said = (f"{carrier.shown or carrier.name}, {got}held at "
+                    f"{place(carrier.file, carrier.line)}, holds a node of the graph that "
+                    f"{failed} could not go through" if carrier.held else
+                    f"{carrier.shown or carrier.name}, {got}entering at "
                     f"{place(carrier.file, carrier.line)}{alias}, "
                     f"carries in the graph that {failed} could not go through")
         else:
@@ -299,7 +302,15 @@ class Teller:
         from .edit_guards import names_bound
 
         finding = self.finding
-        fixes = finding.pattern.fixes(finding.carriers, self.where) if finding.pattern else []
+        read = [c for c in finding.carriers if not c.held]  # the source's: edits come from them
+        fixes = finding.pattern.fixes(read, self.where) if finding.pattern else []
+        if finding.pattern is not None and not finding.inplace and finding.evidence:
+            from .earlier_loss import detach_in_earlier_loss
+
+            with contextlib.suppress(Exception):  # a source it cannot read: no such edit
+                fixes = fixes + [f for f in detach_in_earlier_loss(
+                    (finding.evidence.get("node") or {}).get("freed_by"), self.where)
+                    if f.edits not in {g.edits for g in fixes}]
         self.fixes, self.unbound = names_bound(fixes)
         self.text = "\n" + str(finding) + "\n" + self._unbound_text()
         if not self.verifying or not self.fixes:  # else the edit block comes after their runs

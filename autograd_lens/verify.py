@@ -12,8 +12,15 @@ once the backward call that failed and :data:`MORE_CALLS` more have run (or the 
 or at its bound in time; then it ends at once, without the program's ``atexit`` handlers.
 
 An edit *holds* (:func:`verdict` ``"gone"``) when its run got past the point that failed without
-an error, and every parameter that the failing call would have reached still gets a gradient
-after it (parameters named by their module and shape, see :mod:`autograd_lens.reached`). "Past
+an error, and every parameter that the failing call would have reached and that an optimizer
+alive at the failure updates (every one it would reach, in a program without an optimizer) still
+gets a gradient in some call past that point (parameters named by their module and shape, see
+:mod:`autograd_lens.reached`): a run at its limit goes on until each optimizer that updates one
+of them has stepped past the failing call (a generator trained by a loss of its own after the
+critic's calls), for at most as many calls and steps again as the first run made up to its
+failure, and 20 more. Any gradient counts, zero too: a critic's bias under ``d_fake - d_real``
+gets exactly zero in the program as written. A parameter that no optimizer updates
+may lose its gradient: the run's text names it ("the edit stops gradients into ..."). "Past
 the point" is counted in backward calls, or, for an edit that merges backward calls into one
 (fewer calls per step), in optimizer steps: the run passes the step that failed and ends by
 itself or makes more steps; a program without optimizer steps whose edit merges backward calls
@@ -60,19 +67,34 @@ class CallCounter:
     outer wrapper around the watch's, on the function through which both run the engine).
 
     In the first run it keeps, at the failure, what the verifying runs compare with
-    (:attr:`expected`: the names of the parameters the failing call would reach, with their
-    counts; :attr:`steps_before`: the optimizer steps made before it). In a verifying run,
-    ``limit`` stops the program once that many calls have returned (or ``step_limit`` steps have
-    been made), and the parameters reached by the calls from ``watch_from`` on (or made during
-    a step from ``steps_from`` on) are kept."""
+    (:attr:`expected`: the names of the parameters the failing call would reach that an
+    optimizer alive at the failure updates, with their counts, or all of them when the program
+    has no optimizer; :attr:`unstepped`: the others it would reach, None without an optimizer;
+    :attr:`steps_before`: the optimizer steps made before it). In a verifying run, ``limit``
+    stops the program once that many calls have returned (or ``step_limit`` steps have been
+    made), and the parameters that get a gradient in the calls from ``watch_from`` on (or in
+    those made during a step from ``steps_from`` on) are kept. With ``wanted`` (the first run's
+    :attr:`expected`) and ``stepped`` (they are the parameters an optimizer updates), a run at
+    its limit goes on until the optimizers that update them have each stepped past the failing
+    call (:meth:`settled`: each had its chance to get its gradient, a generator's from a loss of
+    its own after the critic's calls), for at most as many calls and steps again as the first
+    run made up to its failure, and 20 more."""
 
     def __init__(self, limit: int | None = None, step_limit: int | None = None,
-                 watch_from: int | None = None, steps_from: int | None = None) -> None:
+                 watch_from: int | None = None, steps_from: int | None = None,
+                 wanted: dict[str, int] | None = None, stepped: bool = False) -> None:
         self.count, self.limit, self.steps, self.step_limit = 0, limit, 0, step_limit
         self.watch_from, self.steps_from = watch_from, steps_from
+        self.wanted = wanted if stepped else None
+        self.call_cap = None if limit is None else limit + (watch_from or 0) + 1 + 20
+        self.step_cap = None if step_limit is None else step_limit + (steps_from or 0) + 1 + 20
+        self.updated: set[str] = set()  # the names of what optimizers updated past the failure
+        self._stepping: set[int] = set()  # those optimizers
         self.expected: dict[str, int] | None = None
+        self.unstepped: dict[str, int] | None = None
         self.steps_before = 0
         self.reached: dict[int, Any] = {}
+        self.gave: set[int] = set()  # the ids of the reached leaves that got a gradient
         self._saved: list[tuple[str, Any]] = []
         self._hook: Any = None
 
@@ -94,18 +116,38 @@ class CallCounter:
                     self._keep(outputs)
                 raise
             self.count += 1
-            if self.limit is not None and self.count >= self.limit:
+            if self.limit is not None and self.count >= self.limit and \
+                    (self.count >= self.call_cap or self.settled()):
                 raise _Enough
             return result
         return counted
 
     def _reach(self, leaves: list[Any]) -> None:
         """Keeps the leaves a watched call reaches, named while the modules that hold them are
-        alive (a program that ends has dropped them by the time the run's result is written)."""
+        alive (a program that ends has dropped them by the time the run's result is written),
+        each with a hook that notes when the engine computes a gradient for it."""
         new = [leaf for leaf in leaves if id(leaf) not in self.reached]
         if new:
             for leaf, name in zip(new, reached.names(new)):
                 self.reached[id(leaf)] = (leaf, name)
+                try:
+                    leaf.register_hook(self._noting(id(leaf)))
+                except RuntimeError:  # a tensor that requires no gradient gets none
+                    continue
+
+    def _noting(self, key: int) -> Any:
+        def note(grad: Any) -> None:
+            self.gave.add(key)
+        return note
+
+    def got(self) -> list[str]:
+        """The names of the parameters that got a gradient in a watched call that ran."""
+        return [name for key, (_, name) in self.reached.items() if key in self.gave]
+
+    def settled(self) -> bool:
+        """Whether the optimizers that update the parameters of :attr:`wanted` have each
+        stepped past the failing call (True without ``wanted``)."""
+        return self.wanted is None or all(name in self.updated for name in self.wanted)
 
     def keep(self, outputs: Any) -> None:
         """At a failure of the first run (the watch hands over the failing call's
@@ -118,13 +160,26 @@ class CallCounter:
         self.steps_before = self.steps
         try:
             found = [t for t in reached.leaves(outputs) if getattr(t, "requires_grad", False)]
-            self.expected = dict(Counter(reached.names(found)))
+            named = reached.names(found)
+            stepped = reached.stepped(found)
+            self.expected = dict(Counter(n for t, n in zip(found, named)
+                                         if stepped is None or id(t) in stepped))
+            self.unstepped = None if stepped is None else \
+                dict(Counter(n for t, n in zip(found, named) if id(t) not in stepped))
         except Exception:  # noqa: BLE001 - an answer of ours must never add an error
-            self.expected = {}
+            self.expected, self.unstepped = {}, {}
 
-    def _stepped(self, *args: Any) -> None:
+    def _stepped(self, optimizer: Any, *args: Any) -> None:
         self.steps += 1
-        if self.step_limit is not None and self.steps >= self.step_limit:
+        if self.wanted is not None and id(optimizer) not in self._stepping and (
+                (self.watch_from is not None and self.count > self.watch_from) or
+                (self.steps_from is not None and self.steps > self.steps_from)):
+            self._stepping.add(id(optimizer))
+            with contextlib.suppress(Exception):
+                self.updated.update(reached.names(
+                    [p for group in optimizer.param_groups for p in group["params"]]))
+        if self.step_limit is not None and self.steps >= self.step_limit and \
+                (self.steps >= self.step_cap or self.settled()):
             raise _Enough
 
     def __enter__(self) -> CallCounter:
@@ -346,20 +401,24 @@ def bound(seconds_to_failure: float) -> float:
 
 def verify(edits: list[Edit], module: str | None, target: list[str], calls_before: int,
            rerun: Rerun | None = None, seconds: float | None = None,
-           expected: dict[str, int] | None = None, steps_before: int | None = None) -> dict:
+           expected: dict[str, int] | None = None, steps_before: int | None = None,
+           unstepped: dict[str, int] | None = None) -> dict:
     """Run the program with ``edits`` applied, in the sandbox (``rerun``'s, if one was started
     before the first run; else a new one, closed after); ``calls_before``: the calls that
     returned before the one that failed; ``steps_before``: the optimizer steps made before it
     (None: not counted); ``expected``: the names of the parameters the failing call would reach
-    (None: not compared); ``seconds``: the bound, after which the run is stopped. Returns
+    that an optimizer updates (None: not compared), ``unstepped``: those it would reach that no
+    optimizer updates, None when the program has no optimizer; ``seconds``: the bound, after
+    which the run is stopped. Returns
     ``{"ran", "backward_calls", "error"}`` and ``"steps"``, ``"ended"`` (the program ended by
-    itself), ``"missing"`` (parameters of ``expected`` no call past the failure reached),
+    itself), ``"missing"`` (parameters of ``expected`` that got no gradient in any call
+    past the failure), ``"untrained"`` (those of ``unstepped`` that got none),
     ``"refused"`` (what the sandbox refused, if that ended the run), and, for :func:`verdict`,
     ``"same_error"``: whether its error is the freed-graph or in-place error again.
     :func:`start_verify` and :func:`finish_verify` do the same in two halves (the run goes on
     between them)."""
     return finish_verify(start_verify(edits, module, target, calls_before, rerun, seconds,
-                                      expected, steps_before))
+                                      expected, steps_before, unstepped))
 
 
 class Started:
@@ -379,7 +438,8 @@ class Started:
 def start_verify(edits: list[Edit], module: str | None, target: list[str], calls_before: int,
                  rerun: Rerun | None = None, seconds: float | None = None,
                  expected: dict[str, int] | None = None,
-                 steps_before: int | None = None) -> Started | dict:
+                 steps_before: int | None = None,
+                 unstepped: dict[str, int] | None = None) -> Started | dict:
     """Start the run of ``edits`` (as :func:`verify`) and return at once: the run, for
     :func:`finish_verify`, or the result already (no edit to run)."""
     if not edits:
@@ -403,6 +463,7 @@ def start_verify(edits: list[Edit], module: str | None, target: list[str], calls
             spec.update(step_limit=steps_before + 2 + MORE_CALLS, steps_from=steps_before)
         if expected is not None:
             spec["expected"] = expected
+            spec["unstepped"] = unstepped
         run = rerun.start(spec, seconds)
     except BaseException:
         if own:
@@ -513,20 +574,32 @@ def happened(verified: dict, calls_before: int) -> str:
         return f"it still fails, after {calls}: {verified['error']}"
     if said == "other_error":
         return f"it stopped on another error, after {calls}: {verified['error']}"
+    stepped = "untrained" in verified  # the program had an optimizer at the failure
     if said == "lost_gradients":
         lost = verified["missing"]
-        shown = ", ".join(lost[:4]) + (f" and {len(lost) - 4} more" if len(lost) > 4 else "")
         return (f"past the call that failed, but {len(lost)} parameter"
-                f"{'s' if len(lost) != 1 else ''} that the failing call would reach no longer "
-                f"get{'s' if len(lost) == 1 else ''} a gradient: {shown}")
+                f"{'s' if len(lost) != 1 else ''} that the failing call would reach"
+                f"{' and an optimizer updates' if stepped else ''} no longer "
+                f"get{'s' if len(lost) == 1 else ''} a gradient in any call past it: "
+                f"{_names(lost)}")
     if said == "not_reached":
         return (f"not checked: the run ended after {calls}, before reaching the point that "
                 f"failed (the first run's call {calls_before + 1}); the re-run reads no input "
                 "(stdin is empty)")
     steps = verified.get("steps", 0)
     past = f"{calls}" + (f" and {steps} optimizer step{'s' if steps != 1 else ''}" if steps else "")
-    return (f"{past} ran without an error, past the point that failed, every parameter that "
-            "the failing call would reach still getting a gradient")
+    said = (f"{past} ran without an error, past the point that failed, every parameter that "
+            f"the failing call would reach{' and an optimizer updates' if stepped else ''} "
+            "still getting a gradient")
+    untrained = verified.get("untrained") or []
+    if untrained:
+        said += (f"; the edit stops gradients into {_names(untrained)}, which no optimizer "
+                 "updates")
+    return said
+
+
+def _names(names: list[str]) -> str:
+    return ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
 
 
 def describe(verified: dict, calls_before: int) -> str:
@@ -545,7 +618,8 @@ def _child(spec: dict) -> bool:
     from .watch import Watch
 
     counter = CallCounter(spec["limit"], spec.get("step_limit"), spec.get("watch_from"),
-                          spec.get("steps_from"))
+                          spec.get("steps_from"), spec.get("expected"),
+                          spec.get("unstepped") is not None)
     error, stopped, same, ended = None, False, False, False
     try:
         with contextlib.ExitStack() as stack:
@@ -574,8 +648,10 @@ def _child(spec: dict) -> bool:
         result["same_error"] = same
     if spec.get("expected") is not None and error is None and counter.reached:
         with contextlib.suppress(Exception):
-            got = [name for _, name in counter.reached.values()]
+            got = counter.got()
             result["missing"] = reached.missing(spec["expected"], got)
+            if spec.get("unstepped") is not None:
+                result["untrained"] = reached.missing(spec["unstepped"], got)
     with open(spec["result"], "w", encoding="utf-8") as handle:  # allowed by the guard
         json.dump(result, handle)
     return stopped

@@ -3,7 +3,8 @@ freed, as the replay recorded it: the statement, in the scope that holds the nam
 running when the node its tensor holds was made (``# got`` in each script), even when the node
 itself was made deeper, in the program's own ``forward`` or in a comprehension; for an
 attribute, the method of its object that made the node (an index write into a tensor an inner
-module keeps), named as that method writes it; for a tensor handed to a method, the caller's
+module keeps), or that called the helper function that made it (a forward storing a helper's
+result), named as that method writes it; for a tensor handed to a method, the caller's
 name where it was made; for an entry of a list whose every entry was made by one statement and
 holds a freed graph, the list. The sentence still says where it enters the failing step (``# read``)
 and by which name, and the edit, which locates itself from that entry, keeps its line
@@ -27,6 +28,7 @@ CASES = {
     "freed_cache_written_by_an_inner_module.py": ("self.slots", "forward", True,
                                                   "self.memory.slots"),
     "freed_codes_handed_to_a_fit_method.py": ("codes", "<module>", False, "inputs"),
+    "freed_scale_stored_from_a_helper_in_forward.py": ("self.scale", "forward", False, ""),
 }
 
 

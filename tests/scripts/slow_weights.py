@@ -6,4 +6,4 @@ import torch
 def pull_towards(slow, fast, rate):
     with torch.no_grad():
         for s, f in zip(slow.parameters(), fast.parameters()):
-            s.lerp_(f, rate)  # write: s
+            s.lerp_(f, rate)  # write: slow[2].weight (the loop's s, named as the program holds it)

@@ -13,7 +13,7 @@ for step in range(3):
     with torch.no_grad():
         for w in net.parameters():
             if w.dim() == 2:
-                w.mul_(1.0 / w.norm(dim=1, keepdim=True).clamp(min=1.0))  # write: w
+                w.mul_(1.0 / w.norm(dim=1, keepdim=True).clamp(min=1.0))  # write: net[2].weight (the loop's w, named as the program holds it)
     opt.zero_grad()
     loss.backward()
     opt.step()
