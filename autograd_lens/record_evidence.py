@@ -37,7 +37,7 @@ from typing import Any, Iterator
 
 import torch
 
-from .graph import breadth_first, children, node_name
+from .graph import _SAVED_PREFIX, breadth_first, children, node_name
 from .record import Log, is_users, storage_key
 from .writes import _parsed, stale_nodes
 
@@ -141,7 +141,7 @@ def _slot_facts(node: Any, slot: str) -> dict | None:
     error's, as backward would raise it); None for a slot read without an error, or one not
     read by its name (a custom Function's, a list's)."""
     try:
-        getattr(node, "_saved_" + slot)
+        getattr(node, _SAVED_PREFIX + slot)
     except RuntimeError as error:
         return _parsed(error)
     except AttributeError:
@@ -160,14 +160,12 @@ def _reported_first(stale: list[tuple[Any, str]], facts: dict) -> list[tuple[Any
     return stale
 
 
-def _next_writes(log: Log, stale: list[tuple[Any, str]], first: tuple | None) -> list[dict]:
+def _next_writes(log: Log, stale: list[tuple[Any, str]], first: dict | None) -> list[dict]:
     """The user's lines of the first writes after their save of the other saved tensors of the
     failing graph in the error's state (those the backward would meet next, the first
-    ``_NEXT`` in the graph's order), each line once,
-    not the first one's: found as the first one is, from the versions each slot's own error
-    gives."""
-    seen = {(first_user["file"], first_user["line"])} if first is not None and \
-        (first_user := log.sites.resolve(first[5])["user"]) else set()
+    ``_NEXT`` in the graph's order), each line once, not ``first``'s (the recorded write's user
+    frame): found as the first one is, from the versions each slot's own error gives."""
+    seen = {(first["file"], first["line"])} if first else set()
     found = []
     for node, slot in stale[:_NEXT]:
         facts = _slot_facts(node, slot)
@@ -349,7 +347,7 @@ def evidence(log: Log, error: BaseException, outputs: Any, site: int, frame: Any
             steps=write[7] - made.get("steps", write[7]), in_step=write[8],
             in_backward=write[9], weight=write[10], names=list(write[11]), module=write[12])
     if facts:
-        found["next_writes"] = _next_writes(log, stale[1:], write)
+        found["next_writes"] = _next_writes(log, stale[1:], (found["write"] or {}).get("user"))
     others = frozenset(n for n, _ in stale[1:]) if kind == "freed" else frozenset()
     holders, writers, carrying = _holders(log, frame, node, write[1] if write else None,
                                           facts["now"] if facts else -1, others)
