@@ -84,3 +84,22 @@ def wait_until(condition, seconds: float) -> bool:
             return False
         time.sleep(0.05)
     return True
+
+
+def processes_below(pid: int, deep: bool = True) -> list[int]:
+    """The processes below ``pid``, read from /proc: all of them, or its children alone."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (FileNotFoundError, ProcessLookupError, IndexError):
+                continue
+            children.setdefault(parent, []).append(int(entry.name))
+    found, stack = [], [pid]
+    while stack:
+        for child in children.get(stack.pop(), []):
+            found.append(child)
+            if deep:
+                stack.append(child)
+    return found

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from command_runs import wait_until
+from command_runs import processes_below, wait_until
 
 SCRIPT = Path(__file__).parent / "scripts" / "hard_verify_slow.py"
 
@@ -31,24 +31,6 @@ def _running(pid: int) -> bool:
     except (FileNotFoundError, ProcessLookupError):
         return False
     return state != "Z"
-
-
-def _descendants(pid: int) -> list[int]:
-    """The processes below ``pid`` (from /proc)."""
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (FileNotFoundError, ProcessLookupError, IndexError):
-                continue
-            children.setdefault(parent, []).append(int(entry.name))
-    found, stack = [], [pid]
-    while stack:
-        for child in children.get(stack.pop(), []):
-            found.append(child)
-            stack.append(child)
-    return found
 
 
 def _run_started(temp: Path) -> bool:
@@ -71,7 +53,7 @@ def test_a_signal_to_the_command_stops_every_run_and_removes_the_folder(tmp_path
     try:
         assert wait_until(lambda: _run_started(temp) or command.poll() is not None, 240)
         assert command.poll() is None, command.communicate()
-        started = _descendants(command.pid)
+        started = processes_below(command.pid)
         assert len(started) >= 2  # the sandbox's process and the run it forked
         assert [p.name[:21] for p in temp.iterdir()] == ["autograd_lens_verify_"]
         command.send_signal(signum)

@@ -16,7 +16,7 @@ from pathlib import Path
 from autograd_lens.edits import Edit
 from autograd_lens.replay_run import finish_replay, start_replay
 from autograd_lens.verify import Rerun, finish_verify, start_verify, verdict
-from command_runs import wait_until
+from command_runs import processes_below, wait_until
 
 SCRIPTS = Path(__file__).parent / "scripts"
 
@@ -107,7 +107,7 @@ def test_a_run_that_dies_is_reported_and_the_process_serves_the_next(tmp_path, m
         doomed = start_verify(waiting, None, [str(script)], 1, rerun, 900, None, None)
         other = start_verify(fixed, None, [str(script)], 1, rerun, 120, None, None)
         ran = finish_verify(other)
-        runs = _children(rerun.process.pid)
+        runs = processes_below(rerun.process.pid, deep=False)
         assert len(runs) == 1  # the doomed run, still waiting
         os.kill(runs[0], signal.SIGKILL)
         lost = finish_verify(doomed)
@@ -116,19 +116,6 @@ def test_a_run_that_dies_is_reported_and_the_process_serves_the_next(tmp_path, m
     assert lost["ran"] is False and lost["error"].startswith("the run did not finish")
     assert ran["ran"] is True and ran["error"] is None
     assert again == ran
-
-
-def _children(pid: int) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (FileNotFoundError, ProcessLookupError, IndexError):
-                continue
-            if parent == pid:
-                found.append(int(entry.name))
-    return found
 
 
 def test_the_command_leaves_nothing_in_the_temporary_folder(tmp_path):
