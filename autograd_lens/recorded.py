@@ -76,7 +76,12 @@ def _write_of(old: Write | None, evidence: dict) -> Write | None:
                  module=found.get("library") is not None and not step,
                  maker=found.get("module") or "", by=by,
                  trained=old is not None and old.trained,
-                 next_lines=tuple((w["file"], w["line"]) for w in evidence.get("next_writes", [])))
+                 next_lines=tuple((w["file"], w["line"]) for w in evidence.get("next_writes", [])),
+                 saved_at=_user_line((node.get("built") or {}).get("user")))
+
+
+def _user_line(site: dict | None) -> tuple[str, int] | tuple[()]:
+    return (site["file"], site["line"]) if site and site.get("line") else ()
 
 
 def _stem(text: str) -> str:

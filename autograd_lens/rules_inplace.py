@@ -102,14 +102,21 @@ def out_of_place(case: Case) -> list[Fix]:
         # reads a part the write then changes: the node saves a copy; so does every other
         # such write of the function (buf[2] = f(buf[0]), then buf[4] = f(buf[2])), whose
         # node the next write changes too
+        lines = {statement.lineno}
         for other in source.statements(source.scope_at(statement.lineno)):
             if other is not statement and other.lineno == other.end_lineno:
-                reads += _part_reads(other, name)
+                parts = _part_reads(other, name)
+                reads += parts
+                lines |= {other.lineno} if parts else set()
         for read in reads:
             plan.replace_span(read, f"{source.segment(read)}.clone()")
         copied = one_fix("the part read is copied before the write changes the tensor, so the "
                          "node keeps the values it saved; the result is the same numbers", plan)
         whole = _copy_before(source, statement, name)
+        if write.saved_at and (write.saved_at[0] != source.file or
+                               write.saved_at[1] not in lines):
+            return whole  # the recording shows the node built on another line: it saved a
+            # part read there, which no copy made on these lines changes
         # the node saved the tensor as its op made it (tanh's, sigmoid's result): reading
         # copies leaves that tensor written; a copy made before the writes does not. Only
         # then: a part read and saved (x[t - 1] @ w) is saved anew by every turn

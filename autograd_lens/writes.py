@@ -59,6 +59,8 @@ class Write:
             no optimizer steps is a weight that is not trained).
         next_lines: (file, line) of the writes, recorded in a replay, of the graph's other saved
             tensors that the backward would meet next, in the same state.
+        saved_at: (file, line) of the user's line that built the node that saved the tensor,
+            recorded in a replay; empty when not recorded.
     """
 
     node: str
@@ -78,6 +80,7 @@ class Write:
     by: str = ""  # that module as the program names it (``block[2]``, ``self.activ``)
     trained: bool = False
     next_lines: tuple[tuple[str, int], ...] = ()
+    saved_at: tuple[str, int] | tuple[()] = ()
 
     def where(self) -> str:
         return place(self.file, self.line) if self.line else ""
