@@ -15,7 +15,12 @@
   the write is an optimizer's step itself), and for a weight its ``parameter`` path from a name
   of the user's that holds its module; ``written``: the user's names that hold the tensor;
   ``next_writes``: the user's lines of the same first writes of the graph's other saved
-  tensors in the error's state (the ones the backward would meet next);
+  tensors in the error's state (the ones the backward would meet next); where no node the
+  graph shows holds a saved tensor in the error's state (the node of an in-place operation on
+  a view is kept inside a ``CopySlices``, out of reach), ``node`` is None and ``write`` is the
+  write of a tensor of the reported size that took it to the reported versions, with
+  ``backward_calls`` and ``steps`` None (not known), and ``copy_slices`` counts the graph's
+  ``CopySlices`` nodes;
 * ``holders``: the user's names (locals of the user's frames, globals of the user's modules,
   attributes of the objects they hold, entries of containers one level deep) whose tensor's
   graph reaches that node, each with its ``scope``, the scope's ``file``, ``qualname`` and the
@@ -131,6 +136,41 @@ def _first_write(log: Log, facts: dict, number: int) -> tuple | None:
     candidates.sort(key=lambda w: (w[1] not in taken, _numel(w[3]) != facts["numel"], w[9],
                                    w[0]))
     return candidates[0] if candidates else None
+
+
+def _write_fields(log: Log, write: tuple, made: dict | None) -> dict:
+    """A recorded write as the evidence gives it; the backward calls and steps between the
+    node's creation and the write counted from ``made`` (None: the node is not known, nor
+    are they)."""
+    counts = (None, None) if made is None else (
+        write[6] - made.get("backward_calls", write[6]), write[7] - made.get("steps", write[7]))
+    return dict(log.sites.resolve(write[5]), op=write[4], shape=list(write[3]),
+                version=write[2], backward_calls=counts[0], steps=counts[1], in_step=write[8],
+                in_backward=write[9], weight=write[10], names=list(write[11]), module=write[12])
+
+
+def _hidden_write(log: Log, facts: dict) -> tuple | None:
+    """The write of the tensor the error names when no node the graph shows holds it: a node
+    kept inside a ``CopySlices`` (an in-place operation on a view, such as an in-place ReLU of
+    a linear layer's 3-d output) is out of Python's reach. Of the storages whose last recorded
+    write took them to the version the error reports, the write that took one of the reported
+    size from the saved version to the next, outside a backward: the latest such (the backward
+    meets the latest save first). A storage's history restarts where its version falls (a new
+    tensor in a freed tensor's memory)."""
+    first: dict[Any, tuple] = {}
+    last: dict[Any, int] = {}
+    for write in log.writes:
+        key = write[1]
+        if key is None:
+            continue
+        if write[2] <= last.get(key, 0):
+            first.pop(key, None)
+        if write[2] == facts["then"] + 1:
+            first.setdefault(key, write)
+        last[key] = write[2]
+    found = [w for key, w in first.items() if last[key] == facts["now"] and not w[9] and
+             _numel(w[3]) == facts["numel"]]
+    return max(found, key=lambda w: w[0]) if found else None
 
 
 _NEXT = 32  # the stale nodes nearest the root whose writes are looked up (each reads the log)
@@ -261,7 +301,7 @@ def _holders(log: Log, frame: Any, node: Any, written: int | None,
     """The user's names whose graph reaches ``node``, those that hold the written storage (at
     the version the error reports), and those whose graph reaches none of ``node`` but one of
     ``others`` (the failing graph's other freed nodes)."""
-    floor, memo = node._sequence_nr(), {}
+    floor, memo = (node._sequence_nr() if node is not None else 0), {}
     low = min([floor] + [n._sequence_nr() for n in others])
     holders, writers, carrying, seen, said = [], [], [], 0, set()
     for name, scope, value, where in _named(frame):
@@ -279,7 +319,8 @@ def _holders(log: Log, frame: Any, node: Any, written: int | None,
             place = dict(where, owner=owner) if owner else where
             if suffix.startswith("["):  # an entry: of how many
                 place = dict(place, entries=len(value))
-            if start is not None and _reaches_memo(start, node, floor, memo):
+            if start is not None and node is not None and \
+                    _reaches_memo(start, node, floor, memo):
                 holders.append(_holder(log, name + suffix, scope, place, start))
             elif start is not None and others and \
                     _reaches_memo(start, others, low, memo, "others"):
@@ -326,9 +367,14 @@ def evidence(log: Log, error: BaseException, outputs: Any, site: int, frame: Any
         "steps": [dict(log.sites.resolve(s["site"])["user"] or {}, number=s["number"],
                        optimizer=s["optimizer"], after_backward_calls=s["after_backward_calls"])
                   for s in log.steps[-50:]]}
-    if not stale:
-        return found
     facts = _parsed(error) if kind == "modified" else None
+    if not stale:
+        hidden = _hidden_write(log, facts) if facts else None
+        if hidden is not None:  # the node that saved it sits inside a write into a view
+            found["write"] = _write_fields(log, hidden, None)
+            found["copy_slices"] = sum(node_name(n) == "CopySlices" for n in order)
+            found["written"] = _holders(log, frame, None, hidden[1], facts["now"])[1]
+        return found
     if facts:
         stale = _reported_first(stale, facts)
     node, slot = stale[0]
@@ -340,12 +386,7 @@ def evidence(log: Log, error: BaseException, outputs: Any, site: int, frame: Any
         found["freed_nodes"] = sorted(n._sequence_nr() for n, _ in stale)
     write = _first_write(log, facts, number) if facts else None
     if write is not None:
-        made = _built(log, number) or {}
-        found["write"] = dict(
-            log.sites.resolve(write[5]), op=write[4], shape=list(write[3]), version=write[2],
-            backward_calls=write[6] - made.get("backward_calls", write[6]),
-            steps=write[7] - made.get("steps", write[7]), in_step=write[8],
-            in_backward=write[9], weight=write[10], names=list(write[11]), module=write[12])
+        found["write"] = _write_fields(log, write, _built(log, number) or {})
     if facts:
         found["next_writes"] = _next_writes(log, stale[1:], (found["write"] or {}).get("user"))
     others = frozenset(n for n, _ in stale[1:]) if kind == "freed" else frozenset()

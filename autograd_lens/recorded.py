@@ -127,8 +127,8 @@ def amend(finding: Any, evidence: dict | None, why_not: str = "") -> Any:
             carriers.insert(0, dataclasses.replace(
                 carriers[0] if carriers else _blank(), name=write.by or write.name, file=write.file,
                 line=write.line, function=write.function, kind="written",
-                why=(f"runs here and writes in place what {write.node} saved" if write.module
-                     else f"is written in place here after {write.node} saved it"), write=write,
+                why=(f"runs here and writes in place what {write.saver()} saved" if write.module
+                     else f"is written in place here after {write.saver()} saved it"), write=write,
                 origin="attribute" if "." in write.name and not write.module else "variable",
                 entry="written"))
         if write is not None:  # the first run's written carrier kept: with what was recorded
@@ -179,7 +179,7 @@ def write_entry(write: Write) -> dict[str, Any]:
         _target(write.text)
     how = "an optimizer step" if write.how == "step" else "an in-place write"
     return {"name": name, "file": write.file, "line": write.line, "function": write.function,
-            "why": f"{how} here changed what {write.node} saved (recorded in a replay)",
+            "why": f"{how} here changed what {write.saver()} saved (recorded in a replay)",
             "kind": "write"}
 
 
@@ -333,12 +333,43 @@ def _earlier_said(carrier: Any, freed: dict) -> Any:
     return dataclasses.replace(carrier, why=why)
 
 
+def _library_line(write: dict) -> list[str]:
+    lib = write.get("library")
+    return [f"The write runs in a library, at {_at(lib)} in {lib['function']} "
+            f"(`{lib['text']}`), called from your line above."] if lib else []
+
+
+def _held_line(evidence: dict) -> list[str]:
+    held = [w["name"] for w in evidence.get("written", [])]
+    return ["The tensor written is held by: " + ", ".join(
+        f"`{n}`" for n in dict.fromkeys(held)) + "."] if held else []
+
+
+def _hidden_lines(evidence: dict) -> list[str]:
+    """The recorded write when no node the graph shows holds the saved tensor (see
+    :func:`autograd_lens.record_evidence.evidence`): what was recorded, and what was not."""
+    write, pieces = evidence["write"], evidence.get("copy_slices", 0)
+    views = (f"; the graph has {_calls(pieces, 'CopySlices node')} (in-place writes into "
+             "views), which keep the node of the operation they wrap out of reach"
+             if pieces else "")
+    shape = ", ".join(str(n) for n in write["shape"])
+    return [f"Recorded in a replay: a write took a tensor of the reported size [{shape}] from "
+            f"version {write['version'] - 1} to {write['version']}, and its last write left it "
+            f"at the version the error reports; no node the recording can read holds the "
+            f"saved tensor{views}, so the save itself is not recorded."] + \
+        _library_line(write) + \
+        ([f"That write is optimizer step {write['in_step']} itself."]
+         if write.get("in_step") is not None else []) + _held_line(evidence)
+
+
 def recorded_lines(finding: Any) -> list[str]:
     """What the replay recorded, as lines for the text (empty without a recording)."""
     evidence = getattr(finding, "evidence", None)
     if not getattr(finding, "recorded", False) or evidence is None:
         return []
     node = evidence.get("node")
+    if node is None and evidence.get("write") is not None:
+        return _hidden_lines(evidence)
     if node is None:
         return ["Recorded in a replay: the failing call, but no node of its graph holds a "
                 "saved tensor in the error's state."]
@@ -353,21 +384,14 @@ def recorded_lines(finding: Any) -> list[str]:
         write = evidence.get("write")
         if write is None:
             return lines + ["The recording shows no write of the saved tensor after the save."]
-        if write.get("library"):
-            lib = write["library"]
-            lines.append(f"The write runs in a library, at {_at(lib)} in {lib['function']} "
-                         f"(`{lib['text']}`), called from your line above.")
+        lines += _library_line(write)
         if write.get("in_step") is not None:
             lines.append(f"That write is optimizer step {write['in_step']} itself.")
         else:
             lines.append(f"Between the save and that write: "
                          f"{_calls(write['backward_calls'], 'backward call')} and "
                          f"{_calls(write['steps'], 'optimizer step')} ran.")
-        held = [w["name"] for w in evidence.get("written", [])]
-        if held:
-            lines.append("The tensor written is held by: " + ", ".join(
-                f"`{n}`" for n in dict.fromkeys(held)) + ".")
-        return lines
+        return lines + _held_line(evidence)
     freed = node.get("freed_by")
     lines.append(f"Recorded in a replay: {node['name']} (slot {node['slot']}) was {made}; " + (
         f"backward call {freed['number']} at {_at(freed['user'])} (`{freed['user']['text']}`) "

@@ -170,8 +170,9 @@ def written_lines(write: Write | None, recorded: bool = False) -> list[str]:
     what = f"a weight, `{write.name}`" if write.weight and write.how == "op" and write.name \
         else f"a weight of `{write.name}`" if write.weight and write.name else \
         "a weight" if write.weight else f"`{write.name}`" if write.name else "a tensor"
-    lines = [lead, f"{write.node} saved {what} (slot {write.slot}) at version {saved}; it is "
-                   f"at version {now} now."]
+    saver = f"{write.node} saved {what} (slot {write.slot})" if write.node else \
+        f"A node saved {what}"
+    lines = [lead, f"{saver} at version {saved}; it is at version {now} now."]
     if write.line:
         verb = "steps the optimizer that holds it" if write.how == "step" else \
             f"runs `{write.by}` (a {write.maker}), whose forward wrote it in place" \
@@ -250,7 +251,7 @@ def _written_first(write: Write | None, carriers: list[Carrier]) -> list[Carrier
     if write is None or write.how != "op" or not write.name or not write.line or write.module:
         return carriers  # a module's call wrote it: its line does not name the tensor
     first = Carrier(write.name, write.file, write.line, write.function,
-                    f"is written in place here after {write.node} saved it", "written",
+                    f"is written in place here after {write.saver()} saved it", "written",
                     "attribute" if "." in write.name else "variable", entry="written",
                     write=write)
     return [first] + [c for c in carriers if c.name != write.name]

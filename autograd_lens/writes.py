@@ -85,6 +85,10 @@ class Write:
     def where(self) -> str:
         return place(self.file, self.line) if self.line else ""
 
+    def saver(self) -> str:
+        """The node that saved the tensor, or "a node" where it is not known."""
+        return self.node or "a node"
+
 
 def _parsed(error: BaseException) -> dict[str, Any] | None:
     match = _MESSAGE.search(str(error))

@@ -13,7 +13,9 @@ the edit) and holds it to the report's ``recorded`` evidence:
   failing call, or wrote the tensor;
 * ``backward call N at FILE:LINE`` and ``the backward at FILE:LINE``: a recorded backward call,
   numbered and placed as recorded;
-* "assigned only before the loop": only as a guess.
+* "assigned only before the loop": only as a guess;
+* "Between the save and that write: N backward calls and M optimizer steps ran": the counts
+  recorded (never said where the save itself was not recorded).
 """
 
 from __future__ import annotations
@@ -60,6 +62,13 @@ def unsupported(text: str, report: dict) -> list[str]:
             wrong.append(f"a step is said, none ran before the failing call: {line}")
         if "assigned only before the loop" in line and "a guess" not in line:
             wrong.append(f"a loop is said without a recording of it: {line}")
+        between = re.match(r"Between the save and that write: (\d+) backward calls? and "
+                           r"(\d+) optimizer steps? ran", line)
+        if line.startswith("Between the save and that write") and (
+                not between or (write.get("backward_calls"), write.get("steps")) !=
+                tuple(int(n) for n in between.groups())):
+            wrong.append(f"not the recorded counts ({write.get('backward_calls')}, "
+                         f"{write.get('steps')}): {line}")
         for number, file, where in re.findall(r"backward call (\d+) at ([\w.]+):(\d+)", line):
             call = backwards.get(int(number))
             if call is None or (file, int(where)) != (Path(call["file"]).name, call["line"]):
