@@ -321,7 +321,8 @@ def _read_as_copies(source: Source, statement: ast.stmt, name: str) -> list[Fix]
 def _not_in_place(source: Source, statement: ast.stmt, maker: str) -> list[Fix]:
     """The write ran inside a library call made with ``inplace=True``: that keyword made
     ``False``, in the call on the write's line (``F.relu(x, inplace=True)``), else where the
-    program makes modules of the class whose forward wrote (``nn.ReLU(inplace=True)``)."""
+    program makes modules of the class whose forward wrote (``nn.ReLU(inplace=True)``), else
+    where the program sets a module's flag to ``True`` after making it (``m.inplace = True``)."""
     def in_place(call: ast.Call) -> ast.keyword | None:
         return next((k for k in call.keywords if k.arg == "inplace" and
                      isinstance(k.value, ast.Constant) and k.value.value is True), None)
@@ -330,6 +331,10 @@ def _not_in_place(source: Source, statement: ast.stmt, maker: str) -> list[Fix]:
     if not here and maker:
         here = [k for n in ast.walk(source.tree) if isinstance(n, ast.Call) and
                 (path_of(n.func) or "").split(".")[-1] == maker for k in [in_place(n)] if k]
+    if not here and maker:  # the flag set after the module was made (``m.inplace = True``)
+        here = [n for n in ast.walk(source.tree) if isinstance(n, ast.Assign) and
+                isinstance(n.value, ast.Constant) and n.value.value is True and
+                any(isinstance(t, ast.Attribute) and t.attr == "inplace" for t in n.targets)]
     if not here:
         return []
     plan = Plan(source)
