@@ -62,6 +62,8 @@ def _write_of(old: Write | None, evidence: dict) -> Write | None:
     same = old is not None and (old.file, old.line) == (user["file"], user["line"])
     if (step and old is not None and old.weight) or (same and old.name):
         name = old.name  # as the first run named it: a step's module, or the same write
+    if step and found.get("parameter"):  # the module that holds the weight, as recorded
+        name = _written(found["parameter"]).rsplit(".", 1)[0]
     name = _bound_result(found["user"]["text"], name) if not step and not by else name
     if found.get("parameter") and not step and not by and name and "." not in name and \
             name not in [w["name"] for w in evidence.get("written", [])]:
