@@ -14,6 +14,9 @@ and one that fails is printed only as a failed attempt.
 * :func:`without_earlier_backward`: the backward call that freed the graph is a statement of its
   own in another function than the failing call: without it, the failing call is the one
   backward through that graph.
+* :func:`clear_after_backward`: the carrier is an entry of a list that the program clears, after
+  the backward that freed it, only under a condition (gradient accumulation that clears on the
+  optimizer's steps): the same clearing statement also runs right after that backward.
 """
 
 from __future__ import annotations
@@ -31,9 +34,9 @@ def candidates(carriers: list, evidence: dict | None, failed: tuple[str, int] | 
     """Every candidate of this module for the finding's carriers and recorded evidence."""
     fixes: list[Fix] = []
     top = next((c for c in carriers if not c.held), None)
-    if top is not None:
-        fixes += fresh_name(top) + fresh_total(top)
     freed = ((evidence or {}).get("node") or {}).get("freed_by")
+    if top is not None:
+        fixes += fresh_name(top) + fresh_total(top) + clear_after_backward(top, freed)
     fixes += without_earlier_backward(freed, failed)
     return fixes
 
@@ -141,3 +144,57 @@ def without_earlier_backward(freed: dict | None, failed: tuple[str, int] | None)
                                 source.indent(statement.lineno) + "pass")
     return one_fix(f"the backward at line {statement.lineno} is left out: the later backward "
                    "is the one call through that graph, and gives the gradients", plan)
+
+
+def _clears(node: ast.AST, last: str) -> bool:
+    """Whether ``node`` clears a list named ``last`` (an attribute's last part or a name):
+    ``X.last.clear()``, ``del X.last[:]``, ``X.last = []``, ``X.last[:] = []``."""
+    def named(target: ast.AST) -> bool:
+        return (isinstance(target, ast.Attribute) and target.attr == last) or \
+            (isinstance(target, ast.Name) and target.id == last)
+
+    if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) and \
+            isinstance(node.value.func, ast.Attribute) and node.value.func.attr == "clear":
+        return named(node.value.func.value)
+    if isinstance(node, ast.Delete):
+        return any(isinstance(t, ast.Subscript) and named(t.value) for t in node.targets)
+    if isinstance(node, ast.Assign) and isinstance(node.value, ast.List) and not node.value.elts:
+        return any(named(t) or (isinstance(t, ast.Subscript) and named(t.value))
+                   for t in node.targets)
+    return False
+
+
+def clear_after_backward(carrier: Any, freed: dict | None) -> list[Fix]:
+    """See the module's docstring: a statement after the recorded freeing backward, in its loop
+    and under an ``if`` there, that clears the carrier's list, itself or through a method of
+    the file whose body clears ``self.<list>``."""
+    site = (freed or {}).get("user")
+    root = carrier.shown if carrier.shown and carrier.name.startswith(carrier.shown + "[") \
+        else ""
+    if not site or not root:
+        return []
+    last = root.rsplit(".", 1)[-1]
+    source = Source.read(site["file"])
+    statement = source.statement_at(site["line"]) if source else None
+    loop = source.loop_of(statement) if statement is not None else None
+    if loop is None:
+        return []
+    methods = {f.name for f in ast.walk(source.tree) if isinstance(f, ast.FunctionDef) and
+               f.args.args and f.args.args[0].arg == "self" and
+               any(_clears(n, last) for n in ast.walk(f))}
+    later = [s for s in source.statements(source.scope_at(statement.lineno))
+             if s.lineno > statement.end_lineno and s.end_lineno <= loop.end_lineno and
+             s.lineno == s.end_lineno and source.loop_of(s) is loop and
+             (_clears(s, last) or (isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and
+                                   isinstance(s.value.func, ast.Attribute) and
+                                   s.value.func.attr in methods and not s.value.args))]
+    block = [b for n in ast.walk(loop) for f in ("body", "orelse")
+             if isinstance(b := getattr(n, f, None), list) and any(x is statement for x in b)]
+    later = [s for s in later if not (block and any(x is s for x in block[0]))]
+    if len(later) != 1:
+        return []
+    plan = Plan(source).after(statement.end_lineno, source.indent(statement.lineno) +
+                              source.segment(later[0]))
+    return one_fix(f"`{root}` is cleared right after each backward through its entries (as "
+                   f"line {later[0].lineno} clears it, which runs only under a condition), so "
+                   "the next pass fills it with entries of its own graph", plan)
