@@ -79,9 +79,9 @@ class Carrier:
             attribute's object: ``self.cache_k``; the caller's name of an argument; the list
             when every entry of it was made there and holds a freed graph), else "".
             The report and the text use it; the edits keep ``name``.
-        put: for an entry of a list shown as the list (``shown``) without a recorded ``got``,
-            the one statement of the source that puts entries into that list (a dict: file,
-            line, function, text), or None. The report gives this line.
+        put: for an entry of a list shown as the list (``shown``), the one statement of the
+            source that puts entries into that list (a dict: file, line, function, text; with
+            a recorded ``got``, the same statement), or None. The report gives this line.
     """
 
     name: str
@@ -109,8 +109,8 @@ class Carrier:
                     "enters": {"name": self.name, "file": self.file, "line": self.line,
                                "function": self.function}}
         if self.got is None:
-            return {"name": self.name, "file": self.file, "line": self.line,
-                    "function": self.function, "why": self.why}
+            return {"name": self.shown or self.name, "file": self.file, "line": self.line,
+                    "function": self.function, "why": self.said()}
         return {"name": self.shown or self.name, "file": self.got["file"],
                 "line": self.got["line"],
                 "function": self.got["function"], "why": self.said(),
@@ -122,8 +122,13 @@ class Carrier:
         that made its tensor's node, then its reason with "here" said as the line it enters at."""
         from .places import place
 
-        if self.got is None and self.shown:  # a list's entry, shown as the list
+        if self.shown and self.name.startswith(self.shown + "[") and \
+                (self.got is None or self.put is not None):  # a list's entry, shown as the list
             entry = f"its entry `{self.name}`"
+            if self.got is not None:  # made by the statement that put it in, as recorded
+                return (f"the node of {entry} was made by this statement (`{self.got['text']}`, "
+                        "recorded in a replay), and it " +
+                        re.sub(r"\bhere\b", "at " + place(self.file, self.line), self.why))
             if self.put is None:
                 return f"{entry} {self.why}"
             return (f"its entries are put in here (`{self.put['text']}`), and {entry} " +

@@ -16,7 +16,8 @@ decides (:func:`by_recording`):
 An entry of a list that carries the graph is named by the list the program holds
 (:func:`as_container`: ``self.memory`` for ``self.memory[1]``, the entry kept as detail), at
 the one statement of the file that puts entries into that list when the source has exactly
-one (``self.memory.append(...)``); the edits keep the entry's own name and line.
+one (``self.memory.append(...)``), and when the replay recorded where the entry's node was
+made, only if it is that statement; the edits keep the entry's own name and line.
 """
 
 from __future__ import annotations
@@ -59,14 +60,27 @@ def by_recording(carriers: list, evidence: dict) -> list:
     return [c for _, _, c in sorted(kept, key=lambda t: t[:2])]
 
 
-def as_container(carrier: Any) -> Any:
+def as_container(carrier: Any, holders: list[dict] = ()) -> Any:
     """A list entry's carrier (``self.memory[1]``) shown as its list, with the statement that
-    puts entries into it when the file has exactly one such statement."""
+    puts entries into it when the file has exactly one such statement; with a recorded
+    ``got``, only when that statement is in the recorded call chain that made the entry's node
+    (``holders``), which then gives the line."""
     found = _ENTRY.fullmatch(carrier.name)
-    if found is None or carrier.origin != "list" or carrier.shown or carrier.got is not None:
+    if found is None or carrier.origin != "list" or carrier.shown:
         return carrier
     root = found.group(1)
-    return dataclasses.replace(carrier, shown=root, put=put_in(carrier.file, root, carrier.line))
+    put = put_in(carrier.file, root, carrier.line)
+    if carrier.got is None:
+        return dataclasses.replace(carrier, shown=root, put=put)
+    if put is None:
+        return carrier
+    chain = [f for h in holders if _same(carrier.name, h["name"]) and h.get("built")
+             for f in [h["built"], *h.get("callers", [])]]
+    site = next((f for f in chain if (f["file"], f["line"]) == (put["file"], put["line"])),
+                None)
+    if site is None:
+        return carrier  # recorded as made elsewhere: named where it was made
+    return dataclasses.replace(carrier, shown=root, put=put, got=site)
 
 
 def put_in(file: str, root: str, line: int = 0) -> dict | None:

@@ -151,7 +151,7 @@ def amend(finding: Any, evidence: dict | None, why_not: str = "") -> Any:
             changes["carriers"] = [_earlier_said(c, freed) for c in finding.carriers]
         holders = evidence.get("holders", []) + evidence.get("carrying", [])
         carriers = changes.get("carriers", finding.carriers)
-        changes["carriers"] = [as_container(got(c, holders)) for c in by_recording(
+        changes["carriers"] = [as_container(got(c, holders), holders) for c in by_recording(
             holding_itself(carriers, evidence, freed) + list(carriers), evidence)]
         key = finding.pattern.key if finding.pattern else ""
         if key == "outside_loop" and not finding.situation and \
