@@ -79,6 +79,9 @@ class Carrier:
             attribute's object: ``self.cache_k``; the caller's name of an argument; the list
             when every entry of it was made there and holds a freed graph), else "".
             The report and the text use it; the edits keep ``name``.
+        put: for an entry of a list shown as the list (``shown``), the one statement of the
+            source that puts entries into that list (a dict: file, line, function, text; with
+            a recorded ``got``, the same statement), or None. The report gives this line.
     """
 
     name: str
@@ -96,11 +99,18 @@ class Carrier:
     got: Any = None
     shown: str = ""
     held: bool = False
+    put: Any = None
 
     def as_dict(self) -> dict[str, Any]:
+        if self.got is None and self.put is not None:
+            return {"name": self.shown or self.name, "file": self.put["file"],
+                    "line": self.put["line"], "function": self.put["function"],
+                    "why": self.said(),
+                    "enters": {"name": self.name, "file": self.file, "line": self.line,
+                               "function": self.function}}
         if self.got is None:
-            return {"name": self.name, "file": self.file, "line": self.line,
-                    "function": self.function, "why": self.why}
+            return {"name": self.shown or self.name, "file": self.file, "line": self.line,
+                    "function": self.function, "why": self.said()}
         return {"name": self.shown or self.name, "file": self.got["file"],
                 "line": self.got["line"],
                 "function": self.got["function"], "why": self.said(),
@@ -110,9 +120,21 @@ class Carrier:
     def said(self) -> str:
         """``why``, said from the line the report gives: with a recorded ``got``, the statement
         that made its tensor's node, then its reason with "here" said as the line it enters at."""
+        from .places import place
+
+        if self.shown and self.name.startswith(self.shown + "[") and \
+                (self.got is None or self.put is not None):  # a list's entry, shown as the list
+            entry = f"its entry `{self.name}`"
+            if self.got is not None:  # made by the statement that put it in, as recorded
+                return (f"the node of {entry} was made by this statement (`{self.got['text']}`, "
+                        "recorded in a replay), and it " +
+                        re.sub(r"\bhere\b", "at " + place(self.file, self.line), self.why))
+            if self.put is None:
+                return f"{entry} {self.why}"
+            return (f"its entries are put in here (`{self.put['text']}`), and {entry} " +
+                    re.sub(r"\bhere\b", "at " + place(self.file, self.line), self.why))
         if self.got is None:
             return self.why
-        from .places import place
 
         at = "at " + place(self.file, self.line) + (f" (as `{self.name}`)" if self.shown else "")
         whole = self.name.startswith(self.shown + "[") if self.shown else False

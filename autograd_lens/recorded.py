@@ -17,7 +17,8 @@ what the replay recorded instead:
   the recording shows it (both in :mod:`autograd_lens.carrier_origin`), and the pattern's own
   page, not a discriminator's, for a tensor it shows made once up front; a name that holds a
   freed node itself named first when the source's carriers hold only nodes the freeing call
-  did not go through (:func:`holding_itself`).
+  did not go through (:func:`holding_itself`); the carriers ordered by what the recording shows
+  each holds, a list's entry named by the list (:mod:`autograd_lens.held_names`).
 
 Without evidence (no replay, a replay that did not fail the same way, a notebook), :func:`amend`
 marks the finding as read from the failure alone: the lines about a write, a step, a loop or an
@@ -31,6 +32,7 @@ import re
 from typing import Any
 
 from .carrier_origin import got, in_turn
+from .held_names import as_container, by_recording
 from .old_graph import said
 from .places import place
 from .report import PATTERNS
@@ -156,8 +158,8 @@ def amend(finding: Any, evidence: dict | None, why_not: str = "") -> Any:
             changes["carriers"] = [_earlier_said(c, freed) for c in finding.carriers]
         holders = evidence.get("holders", []) + evidence.get("carrying", [])
         carriers = changes.get("carriers", finding.carriers)
-        changes["carriers"] = [got(c, holders) for c in
-                               holding_itself(carriers, evidence, freed) + list(carriers)]
+        changes["carriers"] = [as_container(got(c, holders), holders) for c in by_recording(
+            holding_itself(carriers, evidence, freed) + list(carriers), evidence)]
         key = finding.pattern.key if finding.pattern else ""
         if key == "outside_loop" and not finding.situation and \
                 in_turn(changes["carriers"], evidence, freed):

@@ -311,6 +311,11 @@ class Teller:
                 fixes = fixes + [f for f in detach_in_earlier_loss(
                     (finding.evidence.get("node") or {}).get("freed_by"), self.where)
                     if f.edits not in {g.edits for g in fixes}]
+            from .recorded_edits import candidates
+
+            with contextlib.suppress(Exception):  # a source it cannot read: no such edit
+                fixes = fixes + [f for f in candidates(read, finding.evidence, self.where)
+                                 if f.edits not in {g.edits for g in fixes}]
         self.fixes, self.unbound = names_bound(fixes)
         self.text = "\n" + str(finding) + "\n" + self._unbound_text()
         if not self.verifying or not self.fixes:  # else the edit block comes after their runs

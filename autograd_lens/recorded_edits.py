@@ -1,0 +1,200 @@
+"""Candidate edits for the freed-graph error that follow from what the replay recorded: the name
+that holds the freed graph and the statement that made its node (``got``), where it enters the
+failing step, and the backward call that freed it (``freed_by``).
+
+Each is only a candidate: it is run before it is called the fix (see :mod:`autograd_lens.verify`),
+and one that fails is printed only as a failed attempt.
+
+* :func:`fresh_name`: the carrier was made by ``name = EXPR`` before the earlier backward, and in
+  the pass of the loop where it enters, another name was just assigned the same ``EXPR`` (a
+  new graph): the line where it enters reads that name instead.
+* :func:`fresh_total`: the carrier is an attribute that a method adds to in place
+  (``self.out += f(x)``) and reads: the sum starts again from zero in each call, as a local
+  name, so no call's graph reaches the next.
+* :func:`without_earlier_backward`: the backward call that freed the graph is a statement of its
+  own in another function than the failing call: without it, the failing call is the one
+  backward through that graph.
+* :func:`clear_after_backward`: the carrier is an entry of a list that the program clears, after
+  the backward that freed it, only under a condition (gradient accumulation that clears on the
+  optimizer's steps): the same clearing statement also runs right after that backward.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from .backward_calls import backward_subject
+from .edits import Plan, Source, path_of
+from .rules import BACKWARD, Fix, one_fix
+
+
+def candidates(carriers: list, evidence: dict | None, failed: tuple[str, int] | None) \
+        -> list[Fix]:
+    """Every candidate of this module for the finding's carriers and recorded evidence."""
+    fixes: list[Fix] = []
+    top = next((c for c in carriers if not c.held), None)
+    freed = ((evidence or {}).get("node") or {}).get("freed_by")
+    if top is not None:
+        fixes += fresh_name(top) + fresh_total(top) + clear_after_backward(top, freed)
+    fixes += without_earlier_backward(freed, failed)
+    return fixes
+
+
+def _loop(source: Source, statement: ast.stmt) -> ast.stmt | None:
+    return source.loop_of(statement)
+
+
+def fresh_name(carrier: Any) -> list[Fix]:
+    """See the module's docstring (None without a recorded ``got`` in the same file)."""
+    got = carrier.got
+    if not got or got["file"] != carrier.file or "." in carrier.name or "[" in carrier.name:
+        return []
+    source = Source.read(carrier.file)
+    made = source.statement_at(got["line"]) if source else None
+    enters = source.statement_at(carrier.line) if source else None
+    if made is None or enters is None or made is enters or not isinstance(made, ast.Assign) or \
+            [path_of(t) for t in made.targets] != [carrier.name]:
+        return []
+    loop = _loop(source, enters)
+    if loop is None or source.scope_at(made.lineno) is not source.scope_at(enters.lineno):
+        return []
+    value = ast.dump(made.value)
+    again = [s for s in source.statements(source.scope_at(enters.lineno))
+             if isinstance(s, ast.Assign) and len(s.targets) == 1 and
+             isinstance(s.targets[0], ast.Name) and s.targets[0].id != carrier.name and
+             made.end_lineno < s.lineno and s.end_lineno < enters.lineno and
+             _loop(source, s) is loop and ast.dump(s.value) == value]
+    if not again:
+        return []
+    other = again[-1].targets[0].id
+    reads = source.reads(enters, carrier.name)
+    if not reads or any(r.lineno != r.end_lineno for r in reads):
+        return []
+    plan = Plan(source)
+    for read in reads:
+        plan.replace_span(read, other)
+    return one_fix(f"line {enters.lineno} reads `{other}`, the same computation as `"
+                   f"{carrier.name}` made again in this pass of the loop (a new graph), "
+                   "not the one the earlier backward went through", plan)
+
+
+def fresh_total(carrier: Any) -> list[Fix]:
+    """See the module's docstring: ``self.X += v`` in one method that also reads ``self.X``,
+    and no other assignment of it there."""
+    if not carrier.name.startswith("self.") or carrier.name.count(".") != 1 or \
+            "[" in carrier.name:
+        return []
+    source = Source.read(carrier.file)
+    if source is None:
+        return []
+    scope = source.scope_at(carrier.line)
+    if not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return []
+    statements = source.statements(scope)
+    adds = [s for s in statements if isinstance(s, ast.AugAssign) and
+            isinstance(s.op, ast.Add) and path_of(s.target) == carrier.name]
+    others = [s for s in source.stores(scope, carrier.name) if s not in adds]
+    if not adds or others or any(s.lineno != s.end_lineno for s in adds):
+        return []
+    local = carrier.name[len("self."):]
+    used = {n.id for n in ast.walk(scope) if isinstance(n, ast.Name)} | \
+        {a.arg for a in ast.walk(scope) if isinstance(a, ast.arg)}
+    while local in used:
+        local += "_sum"
+    top = next(s for s in scope.body if s.lineno <= adds[0].lineno <= s.end_lineno)
+    plan = Plan(source).before(top.lineno, source.indent(top.lineno) + f"{local} = 0")
+    for add in adds:
+        plan.replace(add.lineno, source.indent(add.lineno) +
+                     f"{local} = {local} + {source.segment(add.value)}")
+    added = {a.lineno for a in adds}
+    for statement in statements:
+        if statement.lineno in added:
+            continue
+        reads = source.reads(statement, carrier.name)
+        if any(r.lineno != r.end_lineno for r in reads):
+            return []
+        for read in reads:
+            plan.replace_span(read, local)
+    return one_fix(f"each call of {scope.name}() adds up its own `{local}` from zero, so no "
+                   "call's graph reaches the next; the attribute is no longer kept", plan)
+
+
+def without_earlier_backward(freed: dict | None, failed: tuple[str, int] | None) -> list[Fix]:
+    """See the module's docstring: the recorded freeing call, a ``X.backward()`` statement of
+    its own, in another function than the failing call."""
+    site = (freed or {}).get("user")
+    if not site or failed is None or (site["file"], site["line"]) == tuple(failed):
+        return []
+    source = Source.read(site["file"])
+    statement = source.statement_at(site["line"]) if source else None
+    if statement is None or not isinstance(statement, ast.Expr) or \
+            statement.lineno != statement.end_lineno:
+        return []
+    scope = source.scope_at(statement.lineno)
+    if site["file"] == failed[0] and source.scope_at(failed[1]) is scope:
+        return []  # the same function: the pattern's own rules read it
+    calls = [c for s, c in source.calls(scope, BACKWARD) if s is statement]
+    if not calls or calls[-1] is not statement.value or backward_subject(calls[-1]) is None:
+        return []
+    block = next((getattr(n, f) for n in ast.walk(scope) for f in ("body", "orelse")
+                  if isinstance(getattr(n, f, None), list) and
+                  any(s is statement for s in getattr(n, f))), [])
+    plan = Plan(source).replace(statement.lineno, None if len(block) > 1 else
+                                source.indent(statement.lineno) + "pass")
+    return one_fix(f"the backward at line {statement.lineno} is left out: the later backward "
+                   "is the one call through that graph, and gives the gradients", plan)
+
+
+def _clears(node: ast.AST, last: str) -> bool:
+    """Whether ``node`` clears a list named ``last`` (an attribute's last part or a name):
+    ``X.last.clear()``, ``del X.last[:]``, ``X.last = []``, ``X.last[:] = []``."""
+    def named(target: ast.AST) -> bool:
+        return (isinstance(target, ast.Attribute) and target.attr == last) or \
+            (isinstance(target, ast.Name) and target.id == last)
+
+    if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) and \
+            isinstance(node.value.func, ast.Attribute) and node.value.func.attr == "clear":
+        return named(node.value.func.value)
+    if isinstance(node, ast.Delete):
+        return any(isinstance(t, ast.Subscript) and named(t.value) for t in node.targets)
+    if isinstance(node, ast.Assign) and isinstance(node.value, ast.List) and not node.value.elts:
+        return any(named(t) or (isinstance(t, ast.Subscript) and named(t.value))
+                   for t in node.targets)
+    return False
+
+
+def clear_after_backward(carrier: Any, freed: dict | None) -> list[Fix]:
+    """See the module's docstring: a statement after the recorded freeing backward, in its loop
+    and under an ``if`` there, that clears the carrier's list, itself or through a method of
+    the file whose body clears ``self.<list>``."""
+    site = (freed or {}).get("user")
+    root = carrier.shown if carrier.shown and carrier.name.startswith(carrier.shown + "[") \
+        else ""
+    if not site or not root:
+        return []
+    last = root.rsplit(".", 1)[-1]
+    source = Source.read(site["file"])
+    statement = source.statement_at(site["line"]) if source else None
+    loop = source.loop_of(statement) if statement is not None else None
+    if loop is None:
+        return []
+    methods = {f.name for f in ast.walk(source.tree) if isinstance(f, ast.FunctionDef) and
+               f.args.args and f.args.args[0].arg == "self" and
+               any(_clears(n, last) for n in ast.walk(f))}
+    later = [s for s in source.statements(source.scope_at(statement.lineno))
+             if s.lineno > statement.end_lineno and s.end_lineno <= loop.end_lineno and
+             s.lineno == s.end_lineno and source.loop_of(s) is loop and
+             (_clears(s, last) or (isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and
+                                   isinstance(s.value.func, ast.Attribute) and
+                                   s.value.func.attr in methods and not s.value.args))]
+    block = [b for n in ast.walk(loop) for f in ("body", "orelse")
+             if isinstance(b := getattr(n, f, None), list) and any(x is statement for x in b)]
+    later = [s for s in later if not (block and any(x is s for x in block[0]))]
+    if len(later) != 1:
+        return []
+    plan = Plan(source).after(statement.end_lineno, source.indent(statement.lineno) +
+                              source.segment(later[0]))
+    return one_fix(f"`{root}` is cleared right after each backward through its entries (as "
+                   f"line {later[0].lineno} clears it, which runs only under a condition), so "
+                   "the next pass fills it with entries of its own graph", plan)
