@@ -35,9 +35,9 @@ from statements import unsupported
 from test_recorded_statements import marked
 
 SCRIPTS = Path(__file__).parent / "scripts"
-NAMES = ["h4_grad_inside_a_loss_helper.py", "h4_replay_memory_of_graphs.py",
-         "h4_attack_reads_the_clean_output.py", "h4_running_sum_on_a_module.py",
-         "h4_callback_backward_again.py", "h4_bank_cleared_on_steps.py"]
+NAMES = ["freed_grad_inside_a_loss_helper.py", "freed_replay_memory_of_graphs.py",
+         "freed_attack_reads_the_clean_output.py", "freed_running_sum_on_a_module.py",
+         "freed_callback_backward_again.py", "freed_bank_cleared_on_steps.py"]
 
 
 def _command(name: str, folder: Path) -> dict:
@@ -95,8 +95,8 @@ def _puts_into(name: str, line: int, container: str) -> bool:
 
 
 @pytest.mark.parametrize("name, container, read", [
-    ("h4_replay_memory_of_graphs.py", "self.memory", None),
-    ("h4_bank_cleared_on_steps.py", "self.context", "read")])
+    ("freed_replay_memory_of_graphs.py", "self.memory", None),
+    ("freed_bank_cleared_on_steps.py", "self.context", "read")])
 def test_an_entry_is_named_by_its_list_where_entries_are_put_in(runs, name, container, read):
     run = runs[name]
     first = run["report"]["carriers"][0]
@@ -211,14 +211,14 @@ def _bank_by_hand() -> dict:
 
 
 @pytest.mark.parametrize("name, reference, expected", [
-    ("h4_grad_inside_a_loss_helper.py", _helper_by_hand, None),
-    ("h4_replay_memory_of_graphs.py", _memory_by_hand, None),
-    ("h4_attack_reads_the_clean_output.py", _attack_by_hand,
+    ("freed_grad_inside_a_loss_helper.py", _helper_by_hand, None),
+    ("freed_replay_memory_of_graphs.py", _memory_by_hand, None),
+    ("freed_attack_reads_the_clean_output.py", _attack_by_hand,
      ("stale", "        loss_adv = F.cross_entropy(attacked, y)  # stale")),
-    ("h4_running_sum_on_a_module.py", _sum_by_hand,
+    ("freed_running_sum_on_a_module.py", _sum_by_hand,
      ("accumulated", "            total = total + member(x)")),
-    ("h4_callback_backward_again.py", _callback_by_hand, ("freeing", None)),
-    ("h4_bank_cleared_on_steps.py", _bank_by_hand,
+    ("freed_callback_backward_again.py", _callback_by_hand, ("freeing", None)),
+    ("freed_bank_cleared_on_steps.py", _bank_by_hand,
      ("freeing", ("    loss.backward()  # freeing", "    reader.forget()"))),
 ])
 def test_the_edit_ran_clean_and_trains_as_the_program_fixed_by_hand(runs, name, reference,
