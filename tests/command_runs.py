@@ -7,8 +7,13 @@ import contextlib
 import io
 import json
 import linecache
+import os
+import re
 import runpy
+import subprocess
+import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import torch
@@ -18,6 +23,33 @@ from autograd_lens.edits import Edit, apply, by_file
 from statements import unsupported
 
 SCRIPTS = Path(__file__).parent / "scripts"
+
+
+def marked(name: str, mark: str) -> int:
+    """The line of script ``name`` whose comment holds ``mark`` (0: none)."""
+    for number, line in enumerate((SCRIPTS / name).read_text().splitlines(), 1):
+        if "#" in line and re.search(rf"\b{mark}\b", line.split("#", 1)[1]):
+            return number
+    return 0
+
+
+def _commanded(name: str, folder: Path) -> dict:
+    folder.mkdir()
+    (folder / name).write_text((SCRIPTS / name).read_text())
+    done = subprocess.run([sys.executable, "-m", "autograd_lens", "--report", "r.json", name],
+                          cwd=folder, capture_output=True, text=True, timeout=600,
+                          env=dict(os.environ, OMP_NUM_THREADS="1"))
+    return {"code": done.returncode, "text": done.stderr, "folder": folder,
+            "report": json.loads((folder / "r.json").read_text())}
+
+
+def commanded(names: list[str], base: Path) -> dict:
+    """The command started as a process, as a user starts it (its edits run, not only said),
+    on each script of ``names`` in a folder of its own below ``base``, two at a time: its exit
+    code, what it printed (``text``), the folder and its report."""
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        futures = {name: pool.submit(_commanded, name, base / name[:-3]) for name in names}
+        return {name: future.result() for name, future in futures.items()}
 
 
 def command_reports(names: list[str], folder: Path) -> dict:

@@ -11,8 +11,7 @@ import pytest
 import torch
 from torch import nn
 
-from command_runs import command_reports, trains_as
-from test_recorded_statements import marked
+from command_runs import command_reports, marked, trains_as
 
 SCRIPTS = ["freed_two_states_read_by_one_statement.py", "freed_targets_list_made_once.py"]
 

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import torch
 
-from command_runs import command_reports, run_edited
-from test_recorded_statements import marked
+from command_runs import command_reports, marked, run_edited
 
 NAME = "inplace_method_result_bound_to_a_name.py"
 

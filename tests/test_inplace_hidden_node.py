@@ -7,20 +7,13 @@ edit written out of place trains as the program written so by hand."""
 
 from __future__ import annotations
 
-import re
-
 import pytest
 import torch
 from torch import nn
 
-from command_runs import SCRIPTS, command_reports, trains_as
+from command_runs import command_reports, marked, trains_as
 
 NAME = "inplace_relu_of_a_view_then_shifted.py"
-
-
-def marked(mark: str) -> int:
-    return next(n for n, line in enumerate((SCRIPTS / NAME).read_text().splitlines(), 1)
-                if re.search(rf"#\s*{mark}\b", line))
 
 
 @pytest.fixture(scope="module")
@@ -34,9 +27,9 @@ def test_the_write_is_recorded_though_no_node_shows_the_save(run):
     assert recorded["copy_slices"] >= 1
     write = recorded["write"]
     assert (write["user"]["line"], write["shape"], write["version"]) == \
-        (marked("write"), [3, 5, 16], 2), write
+        (marked(NAME, "write"), [3, 5, 16], 2), write
     assert (write["backward_calls"], write["steps"]) == (None, None)  # the save is not known
-    assert f"Changed by: hidden += self.shift  ({NAME}:{marked('write')} in forward)" \
+    assert f"Changed by: hidden += self.shift  ({NAME}:{marked(NAME, 'write')} in forward)" \
         in run["text"], run["text"]
     assert "so the save itself is not recorded" in run["text"]
     assert "Between the save and that write" not in run["text"]
@@ -44,7 +37,7 @@ def test_the_write_is_recorded_though_no_node_shows_the_save(run):
 
 def test_the_carrier_is_the_write(run):
     first = run["report"]["carriers"][0]
-    assert (first["name"], first["line"]) == ("hidden", marked("write")), first
+    assert (first["name"], first["line"]) == ("hidden", marked(NAME, "write")), first
 
 
 def by_hand() -> dict:
@@ -66,5 +59,5 @@ def by_hand() -> dict:
 def test_the_edit_writes_anew_and_trains_as_by_hand(run, tmp_path):
     edits = run["report"]["edits"]
     assert [(e["line"], e["new"][0].strip()) for e in edits] == \
-        [(marked("write"), "hidden = hidden + self.shift")], edits
+        [(marked(NAME, "write"), "hidden = hidden + self.shift")], edits
     trains_as(NAME, run["report"], by_hand(), tmp_path)

@@ -4,20 +4,13 @@ edit turns that flag off where it is set, and the program trains as the one writ
 
 from __future__ import annotations
 
-import re
-
 import pytest
 import torch
 from torch import nn
 
-from command_runs import SCRIPTS, command_reports, trains_as
+from command_runs import command_reports, marked, trains_as
 
 NAME = "inplace_flags_turned_on_after_building.py"
-
-
-def marked(mark: str) -> int:
-    return next(n for n, line in enumerate((SCRIPTS / NAME).read_text().splitlines(), 1)
-                if re.search(rf"#\s*{mark}\b", line))
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +20,7 @@ def run(tmp_path_factory):
 
 def test_the_writer_is_the_dropout_run_at_its_line(run):
     first = run["report"]["carriers"][0]
-    assert (first["name"], first["line"]) == ("self.body[2]", marked("write")), first
+    assert (first["name"], first["line"]) == ("self.body[2]", marked(NAME, "write")), first
 
 
 def by_hand() -> dict:
@@ -46,5 +39,5 @@ def by_hand() -> dict:
 def test_the_edit_turns_the_flag_off_and_trains_as_by_hand(run, tmp_path):
     edits = run["report"]["edits"]
     assert [(e["line"], e["new"][0].strip()) for e in edits] == \
-        [(marked("flag"), "layer.inplace = False  # flag")], edits
+        [(marked(NAME, "flag"), "layer.inplace = False  # flag")], edits
     trains_as(NAME, run["report"], by_hand(), tmp_path)

@@ -15,14 +15,9 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from command_runs import SCRIPTS, command_reports, trains_as
+from command_runs import command_reports, marked, trains_as
 
 NAME = "inplace_views_of_one_output_share_a_version.py"
-
-
-def marked(mark: str) -> int:
-    return next(n for n, line in enumerate((SCRIPTS / NAME).read_text().splitlines(), 1)
-                if re.search(rf"#\s*{mark}\b", line))
 
 
 @pytest.fixture(scope="module")
@@ -32,9 +27,9 @@ def run(tmp_path_factory):
 
 def test_the_recorded_node_is_the_one_the_error_reports(run):
     recorded = run["report"]["recorded"]
-    assert recorded["node"]["built"]["user"]["line"] == marked("built"), recorded["node"]
-    assert recorded["write"]["user"]["line"] == marked("write"), recorded["write"]
-    assert f"was built at {NAME}:{marked('built')} " in run["text"], run["text"]
+    assert recorded["node"]["built"]["user"]["line"] == marked(NAME, "built"), recorded["node"]
+    assert recorded["write"]["user"]["line"] == marked(NAME, "write"), recorded["write"]
+    assert f"was built at {NAME}:{marked(NAME, 'built')} " in run["text"], run["text"]
     versions = re.search(r"is at version (\d+); expected version (\d+)", run["text"])
     assert f"at version {versions[2]}; it is at version {versions[1]} now" in run["text"]
 
@@ -59,5 +54,5 @@ def by_hand() -> dict:
 def test_the_edit_copies_the_whole_tensor_before_the_write_and_trains(run, tmp_path):
     edits = run["report"]["edits"]
     assert [(e["line"], e["new"][0].strip()) for e in edits] == \
-        [(marked("write"), "offsets = offsets.clone()")], edits
+        [(marked(NAME, "write"), "offsets = offsets.clone()")], edits
     trains_as(NAME, run["report"], by_hand(), tmp_path)

@@ -17,12 +17,7 @@ from it (autograd_lens.held_names, autograd_lens.recorded_edits), on programs of
 from __future__ import annotations
 
 import ast
-import json
-import os
 import random
-import subprocess
-import sys
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -30,9 +25,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from command_runs import trains_as
+from command_runs import commanded, marked, trains_as
 from statements import unsupported
-from test_recorded_statements import marked
 
 SCRIPTS = Path(__file__).parent / "scripts"
 NAMES = ["freed_grad_inside_a_loss_helper.py", "freed_replay_memory_of_graphs.py",
@@ -40,22 +34,10 @@ NAMES = ["freed_grad_inside_a_loss_helper.py", "freed_replay_memory_of_graphs.py
          "freed_callback_backward_again.py", "freed_bank_cleared_on_steps.py"]
 
 
-def _command(name: str, folder: Path) -> dict:
-    folder.mkdir()
-    (folder / name).write_text((SCRIPTS / name).read_text())
-    done = subprocess.run([sys.executable, "-m", "autograd_lens", "--report", "r.json", name],
-                          cwd=folder, capture_output=True, text=True, timeout=600,
-                          env=dict(os.environ, OMP_NUM_THREADS="1"))
-    return {"code": done.returncode, "text": done.stderr,
-            "report": json.loads((folder / "r.json").read_text())}
-
-
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     base = tmp_path_factory.mktemp("held_names")
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        futures = {name: pool.submit(_command, name, base / name[:-3]) for name in NAMES}
-        found = {name: future.result() for name, future in futures.items()}
+    found = commanded(NAMES, base)
     for name, run in found.items():
         assert run["code"] == 1, run["text"][-800:]
         wrong = unsupported(run["text"], run["report"])

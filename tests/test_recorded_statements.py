@@ -12,7 +12,7 @@ import pytest
 import torch
 from torch import nn
 
-from command_runs import SCRIPTS, command_reports, trains_as
+from command_runs import SCRIPTS, command_reports, marked, trains_as
 from statements import diagnosis, unsupported
 
 # script: (the error's kind, the optimizer steps that ran before the failing call)
@@ -31,14 +31,6 @@ CASES = {
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     return command_reports(list(CASES), tmp_path_factory.mktemp("recorded"))
-
-
-def marked(name: str, mark: str) -> int:
-    """The line of script ``name`` whose comment holds ``mark`` (0: none)."""
-    for number, line in enumerate((SCRIPTS / name).read_text().splitlines(), 1):
-        if "#" in line and re.search(rf"\b{mark}\b", line.split("#", 1)[1]):
-            return number
-    return 0
 
 
 @pytest.mark.parametrize("name", list(CASES))

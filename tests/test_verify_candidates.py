@@ -6,11 +6,6 @@ a name before it is bound is not offered."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -18,35 +13,24 @@ import torch
 
 from autograd_lens.edits import Edit
 from autograd_lens.rules import Fix
+from command_runs import commanded
 
 SCRIPTS = Path(__file__).parent / "scripts"
 COMMANDED = ["g4_policy_log_probs_and_rewards_never_cleared.py",
              "g4_clip_between_two_backward_calls.py", "g4_sum_of_two_losses_one_step.py"]
 
 
-def _command(name: str, folder: Path) -> dict:
-    folder.mkdir()
-    (folder / name).write_text((SCRIPTS / name).read_text())
-    done = subprocess.run([sys.executable, "-m", "autograd_lens", "--report", "r.json", name],
-                          cwd=folder, capture_output=True, text=True, timeout=600,
-                          env=dict(os.environ, OMP_NUM_THREADS="1"))
-    return {"code": done.returncode, "stderr": done.stderr, "folder": folder,
-            "report": json.loads((folder / "r.json").read_text())}
-
-
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     base = tmp_path_factory.mktemp("candidates")
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        futures = {name: pool.submit(_command, name, base / name[:-3]) for name in COMMANDED}
-        return {name: future.result() for name, future in futures.items()}
+    return commanded(COMMANDED, base)
 
 
 def test_a_buffer_fix_that_leaves_a_parallel_list_growing_is_a_failed_attempt(runs):
     """REINFORCE: emptying only the log-probabilities leaves the rewards growing; the next
     episode's sizes no longer match. Printed as a failed attempt, never as the fix."""
     found = runs["g4_policy_log_probs_and_rewards_never_cleared.py"]
-    report, err = found["report"], found["stderr"]
+    report, err = found["report"], found["text"]
     assert found["code"] == 1
     assert report["edits"] == [] and report["verdict"] == "failed" and report["verified"] is None
     (attempt,) = report["failed_attempts"]
@@ -90,7 +74,7 @@ def test_a_merged_backward_is_confirmed_though_it_makes_fewer_calls(runs):
     """One backward of the sum: its run makes one call where the first run failed on its
     second, then the program ends; the verification says the error is gone."""
     found = runs["g4_sum_of_two_losses_one_step.py"]
-    report, err = found["report"], found["stderr"]
+    report, err = found["report"], found["text"]
     assert report["verdict"] == "gone" and report["verified"]["backward_calls"] == 1
     assert report["verified"]["merges"] is True and report["verified"]["ended"] is True
     assert report["computes"].startswith("one backward of the summed losses")
