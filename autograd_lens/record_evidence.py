@@ -7,7 +7,8 @@
 * ``node``: the node whose saved tensor was freed (or modified) that this backward met, with
   ``slot``, its sequence ``number``, ``built`` (the user's line that built it, with ``backward_calls`` and ``steps``: how
   many had run then) and, for the freed-graph error, ``freed_by`` (the backward call that freed
-  it: its number and line); ``freed_nodes``: the sequence numbers of every node of the failing
+  it: its number and line, and ``same_roots``: whether it started from the roots the failing
+  call starts from, the same loss backwarded twice); ``freed_nodes``: the sequence numbers of every node of the failing
   graph whose saved tensors were freed;
 * ``write`` (the in-place error): the first write of the saved tensor after the node saved it,
   with its line in the user's code, the call chain and the library line under it, and the
@@ -382,7 +383,10 @@ def evidence(log: Log, error: BaseException, outputs: Any, site: int, frame: Any
     found["node"] = {"name": node_name(node), "slot": slot, "built": _built(log, number),
                      "number": number}
     if kind == "freed":
-        found["node"]["freed_by"] = _freed_by(log, node, reached)
+        found["node"]["freed_by"] = freeing = _freed_by(log, node, reached)
+        if freeing is not None:  # that call started from the very roots this one starts from
+            kept = dict(log.roots).get(freeing["number"])
+            freeing["same_roots"] = kept is not None and set(kept) == set(roots)
         found["freed_nodes"] = sorted(n._sequence_nr() for n, _ in stale)
     write = _first_write(log, facts, number) if facts else None
     if write is not None:

@@ -12,8 +12,13 @@ and one that fails is printed only as a failed attempt.
   (``self.out += f(x)``) and reads: the sum starts again from zero in each call, as a local
   name, so no call's graph reaches the next.
 * :func:`without_earlier_backward`: the backward call that freed the graph is a statement of its
-  own in another function than the failing call: without it, the failing call is the one
-  backward through that graph.
+  own in another function than the failing call, and the recording shows it started from the
+  very roots the failing call starts from (the same loss backwarded twice): without it, the
+  failing call is the one backward of that loss.
+* :func:`earlier_backward_retained`: the backward call that freed the graph is a statement of
+  its own in another function than the failing call, the recording shows it started from
+  other roots (another loss made from the same forward), and no optimizer step ran after it:
+  it keeps the graph (``retain_graph=True``), so the failing call goes through it too.
 * :func:`clear_after_backward`: the carrier is an entry of a list that the program clears, after
   the backward that freed it, only under a condition (gradient accumulation that clears on the
   optimizer's steps): the same clearing statement also runs right after that backward.
@@ -27,6 +32,7 @@ from typing import Any
 from .backward_calls import backward_subject
 from .edits import Plan, Source, path_of
 from .rules import BACKWARD, Fix, one_fix
+from .rules_in_turn import with_retained_graph
 
 
 def candidates(carriers: list, evidence: dict | None, failed: tuple[str, int] | None) \
@@ -38,6 +44,7 @@ def candidates(carriers: list, evidence: dict | None, failed: tuple[str, int] | 
     if top is not None:
         fixes += fresh_name(top) + fresh_total(top) + clear_after_backward(top, freed)
     fixes += without_earlier_backward(freed, failed)
+    fixes += earlier_backward_retained(freed, failed, (evidence or {}).get("steps", []))
     return fixes
 
 
@@ -123,17 +130,10 @@ def fresh_total(carrier: Any) -> list[Fix]:
 def without_earlier_backward(freed: dict | None, failed: tuple[str, int] | None) -> list[Fix]:
     """See the module's docstring: the recorded freeing call, a ``X.backward()`` statement of
     its own, in another function than the failing call."""
-    site = (freed or {}).get("user")
-    if not site or failed is None or (site["file"], site["line"]) == tuple(failed):
+    found = _freeing_statement(freed, failed)
+    if found is None or not freed.get("same_roots"):  # another loss's: its gradients would go
         return []
-    source = Source.read(site["file"])
-    statement = source.statement_at(site["line"]) if source else None
-    if statement is None or not isinstance(statement, ast.Expr) or \
-            statement.lineno != statement.end_lineno:
-        return []
-    scope = source.scope_at(statement.lineno)
-    if site["file"] == failed[0] and source.scope_at(failed[1]) is scope:
-        return []  # the same function: the pattern's own rules read it
+    source, statement, scope = found
     calls = [c for s, c in source.calls(scope, BACKWARD) if s is statement]
     if not calls or calls[-1] is not statement.value or backward_subject(calls[-1]) is None:
         return []
@@ -142,8 +142,48 @@ def without_earlier_backward(freed: dict | None, failed: tuple[str, int] | None)
                   any(s is statement for s in getattr(n, f))), [])
     plan = Plan(source).replace(statement.lineno, None if len(block) > 1 else
                                 source.indent(statement.lineno) + "pass")
-    return one_fix(f"the backward at line {statement.lineno} is left out: the later backward "
-                   "is the one call through that graph, and gives the gradients", plan)
+    return one_fix(f"the backward at line {statement.lineno} is left out: it started from the "
+                   "same loss as the later one (recorded), so the later backward alone gives "
+                   "that loss's gradients, once", plan)
+
+
+def _freeing_statement(freed: dict | None, failed: tuple[str, int] | None) -> tuple | None:
+    """The recorded freeing call's statement (a call on one line of its own, in another
+    function than the failing call: in the same one the pattern's own rules read it), with its
+    source and scope; else None."""
+    site = (freed or {}).get("user")
+    if not site or failed is None or (site["file"], site["line"]) == tuple(failed):
+        return None
+    source = Source.read(site["file"])
+    statement = source.statement_at(site["line"]) if source else None
+    if statement is None or not isinstance(statement, ast.Expr) or \
+            statement.lineno != statement.end_lineno:
+        return None
+    scope = source.scope_at(statement.lineno)
+    if site["file"] == failed[0] and source.scope_at(failed[1]) is scope:
+        return None
+    return source, statement, scope
+
+
+def earlier_backward_retained(freed: dict | None, failed: tuple[str, int] | None,
+                              steps: list[dict]) -> list[Fix]:
+    """See the module's docstring: ``steps``, the recorded optimizer steps before the failing
+    call (none may have run after the freeing call: the graph kept would hold weights a step
+    changed)."""
+    found = _freeing_statement(freed, failed)
+    if found is None or freed.get("same_roots") is not False or \
+            any(s["after_backward_calls"] >= freed["number"] for s in steps):
+        return []
+    source, statement, scope = found
+    call = statement.value
+    if not isinstance(call, ast.Call) or backward_subject(call) is None or call.args or \
+            any(k.arg in ("retain_graph", "create_graph") for k in call.keywords):
+        return []
+    return one_fix(f"the backward at line {statement.lineno} keeps the graph (recorded: it "
+                   "started from another loss than the later backward, and no optimizer step "
+                   "ran between them), so the later backward goes through it too: each loss's "
+                   "gradients, accumulated in turn, as one backward of their sum gives them up "
+                   "to round-off", with_retained_graph(source, call))
 
 
 def _clears(node: ast.AST, last: str) -> bool:

@@ -54,7 +54,7 @@ def in_turn(source: Source, statement: ast.stmt, call: ast.Call) -> list[tuple[s
         found.append((SUMMED, _summed(source, loop, statement, backward_subject(call))))
     if not any(k.arg in ("retain_graph", "create_graph") for k in call.keywords) and \
             not call.args:
-        found.append((RETAINED, _retained(source, call)))
+        found.append((RETAINED, with_retained_graph(source, call)))
     return found
 
 
@@ -68,7 +68,7 @@ def _summed(source: Source, loop: ast.For, statement: ast.stmt, subject: ast.exp
     return Plan(source).replace(loop.lineno, text).replace(statement.lineno, None)
 
 
-def _retained(source: Source, call: ast.Call) -> Plan:
+def with_retained_graph(source: Source, call: ast.Call) -> Plan:
     """``retain_graph=True`` added to the backward call."""
     line = source.text(call.end_lineno).encode()
     close = call.end_col_offset - 1

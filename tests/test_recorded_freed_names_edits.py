@@ -218,3 +218,10 @@ def test_the_edit_ran_clean_and_trains_as_the_program_fixed_by_hand(runs, name, 
         else:
             assert new in by_line[line], by_line
     trains_as(name, report, reference(), tmp_path)
+
+
+def test_the_callback_backward_is_recorded_as_the_same_loss(runs):
+    """Why leaving the earlier backward out is offered there: it started from the very roots
+    the failing call starts from (see test_recorded_freed_roots for another loss's)."""
+    freed = runs["freed_callback_backward_again.py"]["report"]["recorded"]["node"]["freed_by"]
+    assert freed["same_roots"] is True, freed
