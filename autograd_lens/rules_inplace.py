@@ -322,6 +322,7 @@ def _not_in_place(source: Source, statement: ast.stmt, maker: str) -> list[Fix]:
     """The write ran inside a library call made with ``inplace=True``: that keyword made
     ``False``, in the call on the write's line (``F.relu(x, inplace=True)``), else where the
     program makes modules of the class whose forward wrote (``nn.ReLU(inplace=True)``), else
+    the default ``True`` of the parameter passed on as that keyword (``inplace=inplace``), else
     where the program sets a module's flag to ``True`` after making it (``m.inplace = True``)."""
     def in_place(call: ast.Call) -> ast.keyword | None:
         return next((k for k in call.keywords if k.arg == "inplace" and
@@ -331,6 +332,13 @@ def _not_in_place(source: Source, statement: ast.stmt, maker: str) -> list[Fix]:
     if not here and maker:
         here = [k for n in ast.walk(source.tree) if isinstance(n, ast.Call) and
                 (path_of(n.func) or "").split(".")[-1] == maker for k in [in_place(n)] if k]
+    if not here and maker:  # ``inplace=inplace``: a parameter of the function that makes it,
+        # whose default is True (``def __init__(self, ..., inplace=True)``)
+        here = [d for n in ast.walk(source.tree) if isinstance(n, ast.Call) and
+                (path_of(n.func) or "").split(".")[-1] == maker
+                for k in n.keywords if k.arg == "inplace" and isinstance(k.value, ast.Name)
+                for d in [_default_of(source.scope_at(n.lineno), k.value.id)] if d is not None]
+        here = list({id(d.value): d for d in here}.values())
     if not here and maker:  # the flag set after the module was made (``m.inplace = True``)
         here = [n for n in ast.walk(source.tree) if isinstance(n, ast.Assign) and
                 isinstance(n.value, ast.Constant) and n.value.value is True and
@@ -343,6 +351,25 @@ def _not_in_place(source: Source, statement: ast.stmt, maker: str) -> list[Fix]:
     return one_fix("the operation makes a new tensor, so the node keeps the tensor it saved; "
                    "the result is the same numbers, at the cost of one more tensor's memory",
                    plan)
+
+
+class _Default:
+    """A parameter's default ``True`` as an edit target (its ``value`` the constant)."""
+
+    def __init__(self, value: ast.Constant) -> None:
+        self.value = value
+
+
+def _default_of(scope: ast.AST, name: str) -> _Default | None:
+    """The default ``True`` of the parameter ``name`` of the function ``scope``, else None."""
+    arguments = getattr(scope, "args", None)
+    if arguments is None:
+        return None
+    positional = arguments.posonlyargs + arguments.args
+    pairs = list(zip(positional[len(positional) - len(arguments.defaults):], arguments.defaults))
+    pairs += [(a, d) for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults) if d is not None]
+    return next((_Default(d) for a, d in pairs if a.arg == name and
+                 isinstance(d, ast.Constant) and d.value is True), None)
 
 
 def after_the_step(case: Case) -> list[Fix]:

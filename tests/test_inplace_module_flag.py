@@ -1,6 +1,8 @@
-"""The in-place error where a module's in-place mode was turned on after the module was made
-(``layer.inplace = True`` in a loop over the layers): no call passes ``inplace=True``, so the
-edit turns that flag off where it is set, and the program trains as the one written without it."""
+"""The in-place error where no call passes ``inplace=True`` itself: a module's in-place mode was
+turned on after the module was made (``layer.inplace = True`` in a loop over the layers), or is
+passed on from a parameter of the builder whose default is ``True`` (``inplace=inplace``). The
+edit turns the flag off where it is set (the assignment, the default), and the program trains as
+the one written without it."""
 
 from __future__ import annotations
 
@@ -41,3 +43,35 @@ def test_the_edit_turns_the_flag_off_and_trains_as_by_hand(run, tmp_path):
     assert [(e["line"], e["new"][0].strip()) for e in edits] == \
         [(marked(NAME, "flag"), "layer.inplace = False  # flag")], edits
     trains_as(NAME, run["report"], by_hand(), tmp_path)
+
+
+DEFAULT = "inplace_flag_passed_on_from_a_default.py"
+
+
+def default_by_hand() -> dict:
+    torch.manual_seed(0)
+
+    def block(width_in, width_out):
+        return nn.Sequential(nn.Linear(width_in, width_out), nn.ELU(), nn.Dropout(0.3))
+
+    encoder = nn.Sequential(block(6, 10), block(10, 10), nn.Linear(10, 1))
+    opt = torch.optim.Adam(encoder.parameters(), lr=1e-2)
+    for _ in range(2):
+        x, y = torch.randn(12, 6), torch.randn(12, 1)
+        loss = nn.functional.mse_loss(encoder(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return {"encoder.0.0.weight": encoder[0][0].weight, "encoder.1.0.weight": encoder[1][0].weight,
+            "encoder.2.weight": encoder[2].weight}
+
+
+def test_the_edit_turns_the_default_off_and_trains_as_by_hand(tmp_path):
+    folder = tmp_path / "run"
+    folder.mkdir()
+    run = command_reports([DEFAULT], folder)[DEFAULT]
+    assert run["report"]["carriers"][0]["line"] == marked(DEFAULT, "write")
+    assert [(e["line"], e["new"][0].strip()) for e in run["report"]["edits"]] == \
+        [(marked(DEFAULT, "default"),
+          "def hidden_block(width_in, width_out, p=0.3, inplace=False):  # default")]
+    trains_as(DEFAULT, run["report"], default_by_hand(), tmp_path)
