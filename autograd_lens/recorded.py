@@ -136,8 +136,10 @@ def amend(finding: Any, evidence: dict | None, why_not: str = "") -> Any:
                 origin="attribute" if "." in write.name and not write.module else "variable",
                 entry="written"))
         if write is not None:  # the first run's written carrier kept: with what was recorded
-            carriers = [dataclasses.replace(c, write=write) if c.kind == "written" and
-                        c.write is not None and c.line == write.line else c for c in carriers]
+            carriers = [_rewhy(dataclasses.replace(c, write=write),
+                               f"after {c.write.saver()} saved it", f"after {write.saver()} saved it")
+                        if c.kind == "written" and c.write is not None and c.line == write.line
+                        else c for c in carriers]
         unstepped = (write is not None and write.how == "op") or \
             (write is None and not evidence.get("steps_before"))  # no step wrote it
         if unstepped:

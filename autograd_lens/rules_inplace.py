@@ -117,10 +117,19 @@ def out_of_place(case: Case) -> list[Fix]:
                                write.saved_at[1] not in lines):
             return whole  # the recording shows the node built on another line: it saved a
             # part read there, which no copy made on these lines changes
+        # both at once, where nodes saved the tensor whole (relu's result) and the part read
+        # (the product): the write goes into a copy, and the part read is a copy of its own
+        both = Plan(source)
+        for read in reads:
+            both.replace_span(read, f"{source.segment(read)}.clone()")
+        both.before(statement.lineno, f"{source.indent(statement.lineno)}{name} = {name}.clone()")
+        combined = one_fix("the write goes into a copy made just before it, and the part it "
+                           "reads is copied as well, so every node keeps the tensor it saved; "
+                           "the result is the same numbers", both)
         # the node saved the tensor as its op made it (tanh's, sigmoid's result): reading
         # copies leaves that tensor written; a copy made before the writes does not. Only
         # then: a part read and saved (x[t - 1] @ w) is saved anew by every turn
-        return whole + copied if write.slot == "result" else copied
+        return (whole + copied if write.slot == "result" else copied) + combined
     return _copy_before(source, statement, name)
 
 
