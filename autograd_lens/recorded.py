@@ -256,8 +256,10 @@ def _blank() -> Any:
 def _made_before_training(carrier: Any, evidence: dict) -> bool:
     """Whether the recording shows the carrier's graph made once, before any backward call or
     optimizer step, by a statement of the program's top level outside every loop, and the
-    failing call in a loop of that file (a tensor computed up front and reused by the loop's
-    steps, not a batch a generator makes in each round, nor two losses of one forward)."""
+    failing call in a loop of that file, or the failing call made by the same line as the call
+    that freed the graph, as recorded (a training step's function called by a loop: a tensor
+    computed up front and reused by the loop's steps, not a batch a generator makes in each
+    round, nor two losses of one forward)."""
     from .edits import Source
 
     built = ((evidence.get("node") or {}).get("built") or {})
@@ -269,9 +271,13 @@ def _made_before_training(carrier: Any, evidence: dict) -> bool:
     at = evidence.get("at") or {}
     failing = source.statement_at(at["line"]) if source and at.get("file") == got["file"] and \
         at.get("line") else None
+    freeing = (((evidence.get("node") or {}).get("freed_by") or {}).get("user") or {})
+    again = bool(at.get("line")) and \
+        (freeing.get("file"), freeing.get("line")) == (at.get("file"), at.get("line"))
     return statement is not None and source.scope_at(statement.lineno) is source.tree and \
-        source.loop_of(statement) is None and failing is not None and \
-        source.loop_of(failing) is not None  # the failing call in a loop it was made before
+        source.loop_of(statement) is None and (again or (
+            failing is not None and source.loop_of(failing) is not None))
+    # the failing call in a loop it was made before, or run again by the line that freed it
 
 
 def holding_itself(carriers: list, evidence: dict, freed: dict | None) -> list:
