@@ -50,3 +50,19 @@ def test_a_shared_part_made_before_the_loop_gets_the_outside_loop_page(tmp_path)
     two = reports[TWO]["report"]
     assert two["pattern"] == "shared_trunk"
     assert two["page"].endswith("/02_two_losses_one_forward.html")
+
+
+STEP = "freed_memory_encoded_once_read_by_step_function.py"
+
+
+def test_a_tensor_made_up_front_and_read_by_a_step_function_gets_the_outside_loop_page(tmp_path):
+    """The failing call is not in a loop of its own function: the loop calls the step
+    function; the recording shows the failing call made by the very line whose earlier call
+    freed the graph, which is the loop's reuse."""
+    report = command_reports([STEP], tmp_path)[STEP]["report"]
+    recorded = report["recorded"]
+    assert recorded["node"]["freed_by"]["user"]["line"] == recorded["at"]["line"]
+    assert (recorded["node"]["built"]["backward_calls"], recorded["node"]["built"]["steps"]) == \
+        (0, 0)
+    assert report["carriers"][0]["name"] == "memory"
+    assert report["page"].endswith("/13_tensor_outside_loop.html")
