@@ -19,6 +19,11 @@ and one that fails is printed only as a failed attempt.
   its own in another function than the failing call, the recording shows it started from
   other roots (another loss made from the same forward), and no optimizer step ran after it:
   it keeps the graph (``retain_graph=True``), so the failing call goes through it too.
+* :func:`made_again_in_loop`: the carrier was made by ``name = EXPR`` before the loop in which
+  it enters, and nothing ``EXPR`` reads is a name the recording lists as holding the freed
+  graph: the same statement runs again at the top of that loop, so each pass builds its own
+  graph from what it reads then (a static guess could not tell a module or a plain tensor,
+  read there, from a kept output that would bring the old graph back).
 * :func:`clear_after_backward`: the carrier is an entry of a list that the program clears, after
   the backward that freed it, only under a condition (gradient accumulation that clears on the
   optimizer's steps): the same clearing statement also runs right after that backward.
@@ -27,6 +32,7 @@ and one that fails is printed only as a failed attempt.
 from __future__ import annotations
 
 import ast
+import re
 from typing import Any
 
 from .backward_calls import backward_subject
@@ -43,6 +49,7 @@ def candidates(carriers: list, evidence: dict | None, failed: tuple[str, int] | 
     freed = ((evidence or {}).get("node") or {}).get("freed_by")
     if top is not None:
         fixes += fresh_name(top) + fresh_total(top) + clear_after_backward(top, freed)
+        fixes += made_again_in_loop(top, evidence)
     fixes += without_earlier_backward(freed, failed)
     fixes += earlier_backward_retained(freed, failed, (evidence or {}).get("steps", []))
     return fixes
@@ -125,6 +132,38 @@ def fresh_total(carrier: Any) -> list[Fix]:
             plan.replace_span(read, local)
     return one_fix(f"each call of {scope.name}() adds up its own `{local}` from zero, so no "
                    "call's graph reaches the next; the attribute is no longer kept", plan)
+
+
+def made_again_in_loop(carrier: Any, evidence: dict | None) -> list[Fix]:
+    """See the module's docstring (None without a recorded ``got`` in the same file, and
+    without the recorded holders)."""
+    got, holders = carrier.got, (evidence or {}).get("holders")
+    if not got or holders is None or got["file"] != carrier.file or \
+            not re.fullmatch(r"[A-Za-z_]\w*", carrier.name):
+        return []
+    source = Source.read(carrier.file)
+    made = source.statement_at(got["line"]) if source else None
+    enters = source.statement_at(carrier.line) if source else None
+    if made is None or enters is None or not isinstance(made, ast.Assign) or \
+            [path_of(t) for t in made.targets] != [carrier.name]:
+        return []
+    loop = _loop(source, enters)
+    if loop is None or made.end_lineno >= loop.lineno or \
+            source.scope_at(made.lineno) is not source.scope_at(enters.lineno):
+        return []
+    held = {h["name"] for h in holders} | {h["name"] for h in evidence.get("carrying", [])}
+    read = {n.id for n in ast.walk(made.value) if isinstance(n, ast.Name)}
+    if read & held:  # computed again, it would read the old graph back in
+        return []
+    plan = Plan(source)
+    indent, first = source.indent(loop.body[0].lineno), loop.body[0].lineno
+    plan.before(first, *(indent + line.lstrip() if n == 0 else line for n, line in
+                         enumerate(source.segment(made).splitlines())))
+    return one_fix(f"`{carrier.name}` is computed again at the top of the loop of line "
+                   f"{loop.lineno}, so each pass builds its own graph and its backward trains "
+                   "what computes it; none of the names it reads held the freed graph at the "
+                   "failure, as recorded",
+                   plan)
 
 
 def without_earlier_backward(freed: dict | None, failed: tuple[str, int] | None) -> list[Fix]:
