@@ -24,6 +24,10 @@ and one that fails is printed only as a failed attempt.
   graph: the same statement runs again at the top of that loop, so each pass builds its own
   graph from what it reads then (a static guess could not tell a module or a plain tensor,
   read there, from a kept output that would bring the old graph back).
+* :func:`attribute_made_again`: the carrier is ``self.X``, recorded holding the freed graph,
+  which one method of its class assigns once (``self.X = EXPR``, ``EXPR`` reading nothing but
+  ``self``, and no attribute of it that the recording shows holding the freed graph) and
+  another method reads: the read gets ``EXPR`` in its place, a new graph each time it runs.
 * :func:`clear_after_backward`: the carrier is an entry of a list that the program clears, after
   the backward that freed it, only under a condition (gradient accumulation that clears on the
   optimizer's steps): the same clearing statement also runs right after that backward.
@@ -49,7 +53,7 @@ def candidates(carriers: list, evidence: dict | None, failed: tuple[str, int] | 
     freed = ((evidence or {}).get("node") or {}).get("freed_by")
     if top is not None:
         fixes += fresh_name(top) + fresh_total(top) + clear_after_backward(top, freed)
-        fixes += made_again_in_loop(top, evidence)
+        fixes += made_again_in_loop(top, evidence) + attribute_made_again(top, evidence)
     fixes += without_earlier_backward(freed, failed)
     fixes += earlier_backward_retained(freed, failed, (evidence or {}).get("steps", []))
     return fixes
@@ -164,6 +168,43 @@ def made_again_in_loop(carrier: Any, evidence: dict | None) -> list[Fix]:
                    "what computes it; none of the names it reads held the freed graph at the "
                    "failure, as recorded",
                    plan)
+
+
+def attribute_made_again(carrier: Any, evidence: dict | None) -> list[Fix]:
+    """See the module's docstring."""
+    holders = (evidence or {}).get("holders") or []
+    held = {h["name"] for h in holders + (evidence or {}).get("carrying", [])}
+    if not re.fullmatch(r"self\.\w+", carrier.name) or carrier.name not in held:
+        return []
+    source = Source.read(carrier.file)
+    enters = source.statement_at(carrier.line) if source else None
+    reader = source.scope_at(carrier.line) if enters is not None else None
+    owner = next((c for c in ast.walk(source.tree) if isinstance(c, ast.ClassDef) and
+                  any(f is reader for f in c.body)), None) if reader is not None else None
+    if owner is None:
+        return []
+    stores = [(f, s) for f in owner.body if isinstance(f, ast.FunctionDef)
+              for s in source.stores(f, carrier.name)]
+    if len(stores) != 1 or stores[0][0] is reader or not isinstance(stores[0][1], ast.Assign) \
+            or len(stores[0][1].targets) != 1:
+        return []
+    value = stores[0][1].value
+    names = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
+    paths = {path_of(n) for n in ast.walk(value) if isinstance(n, ast.Attribute)}
+    reads = source.reads(enters, carrier.name)
+    if names - {"self"} or paths & held or not reads or \
+            any(r.lineno != r.end_lineno for r in reads):
+        return []
+    text = source.segment(value)
+    if not isinstance(value, (ast.Call, ast.Attribute, ast.Name)):
+        text = f"({text})"
+    plan = Plan(source)
+    for read in reads:
+        plan.replace_span(read, text)
+    return one_fix(f"line {enters.lineno} computes `{text}` again, as {stores[0][0].name}() "
+                   f"did once for `{carrier.name}`, so each time it runs it builds a new graph; "
+                   "the recording shows the kept value holding the graph the earlier backward "
+                   "freed", plan)
 
 
 def without_earlier_backward(freed: dict | None, failed: tuple[str, int] | None) -> list[Fix]:
