@@ -8,6 +8,8 @@ is applied, run, and its weights compared with the program fixed by hand:
   would never be trained);
 * one forward over a whole sequence whose positions are backwarded one by one (the forward
   made again for each position gives the gradients of one backward of the summed errors);
+* a penalty that ``__init__`` computes once from ``self`` and keeps as an attribute, which the
+  training method adds to every loss: computed again where that method reads it;
 * scores made from features that also hold the freed graph: made again, they would read it
   back in, so that edit is not offered.
 """
@@ -25,11 +27,12 @@ from statements import unsupported
 TEMPERATURE = "freed_scale_made_from_a_parameter_before_the_loop.py"
 POSITIONS = "freed_one_forward_backwarded_per_position.py"
 KEPT = "freed_scores_made_from_kept_features.py"
+ON_SELF = "freed_penalty_kept_on_self_by_init.py"
 
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-    found = commanded([TEMPERATURE, POSITIONS, KEPT], tmp_path_factory.mktemp("made_again"))
+    found = commanded([TEMPERATURE, POSITIONS, KEPT, ON_SELF], tmp_path_factory.mktemp("made_again"))
     for name, run in found.items():
         assert run["code"] == 1, run["text"][-800:]
         wrong = unsupported(run["text"], run["report"])
@@ -117,3 +120,28 @@ def test_scores_read_from_kept_features_are_not_made_again(runs):
         for edit in edits:
             assert not (edit["line"] > marked(KEPT, "made") and
                         made in [n.strip() for n in edit["new"]]), edit
+
+
+def test_the_kept_penalty_is_computed_again_where_it_is_read(runs):
+    report = runs[ON_SELF]["report"]
+    assert "self.penalty" in {h["name"] for h in report["recorded"]["holders"]}
+    assert report["verdict"] == "gone", report
+    (edit,) = report["edits"]
+    assert edit["line"] == marked(ON_SELF, "enters"), edit
+    assert edit["new"] == [edit["old"].replace("self.penalty", "self.decoder_decay()")], edit
+
+
+def on_self_by_hand() -> dict:
+    torch.manual_seed(0)
+    enc, dec = nn.Linear(8, 3), nn.Linear(3, 8)
+    opt = torch.optim.SGD(list(enc.parameters()) + list(dec.parameters()), lr=0.05)
+    for batch in [torch.randn(16, 8) for _ in range(3)]:
+        loss = (dec(enc(batch).tanh()) - batch).pow(2).mean() + 0.01 * dec.weight.pow(2).sum()
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+    return {"net.enc.weight": enc.weight, "net.dec.weight": dec.weight}
+
+
+def test_the_kept_penalty_edit_trains_as_by_hand(runs, tmp_path):
+    trains_as(ON_SELF, runs[ON_SELF]["report"], on_self_by_hand(), tmp_path)
