@@ -32,7 +32,8 @@ ON_SELF = "freed_penalty_kept_on_self_by_init.py"
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-    found = commanded([TEMPERATURE, POSITIONS, KEPT, ON_SELF], tmp_path_factory.mktemp("made_again"))
+    found = commanded([TEMPERATURE, POSITIONS, KEPT, ON_SELF],
+                      tmp_path_factory.mktemp("made_again"))
     for name, run in found.items():
         assert run["code"] == 1, run["text"][-800:]
         wrong = unsupported(run["text"], run["report"])
