@@ -19,6 +19,15 @@ and one that fails is printed only as a failed attempt.
   its own in another function than the failing call, the recording shows it started from
   other roots (another loss made from the same forward), and no optimizer step ran after it:
   it keeps the graph (``retain_graph=True``), so the failing call goes through it too.
+* :func:`made_again_in_loop`: the carrier was made by ``name = EXPR`` before the loop in which
+  it enters, and nothing ``EXPR`` reads is a name the recording lists as holding the freed
+  graph: the same statement runs again at the top of that loop, so each pass builds its own
+  graph from what it reads then (a static guess could not tell a module or a plain tensor,
+  read there, from a kept output that would bring the old graph back).
+* :func:`attribute_made_again`: the carrier is ``self.X``, recorded holding the freed graph,
+  which one method of its class assigns once (``self.X = EXPR``, ``EXPR`` reading nothing but
+  ``self``, and no attribute of it that the recording shows holding the freed graph) and
+  another method reads: the read gets ``EXPR`` in its place, a new graph each time it runs.
 * :func:`clear_after_backward`: the carrier is an entry of a list that the program clears, after
   the backward that freed it, only under a condition (gradient accumulation that clears on the
   optimizer's steps): the same clearing statement also runs right after that backward.
@@ -27,6 +36,7 @@ and one that fails is printed only as a failed attempt.
 from __future__ import annotations
 
 import ast
+import re
 from typing import Any
 
 from .backward_calls import backward_subject
@@ -43,6 +53,7 @@ def candidates(carriers: list, evidence: dict | None, failed: tuple[str, int] | 
     freed = ((evidence or {}).get("node") or {}).get("freed_by")
     if top is not None:
         fixes += fresh_name(top) + fresh_total(top) + clear_after_backward(top, freed)
+        fixes += made_again_in_loop(top, evidence) + attribute_made_again(top, evidence)
     fixes += without_earlier_backward(freed, failed)
     fixes += earlier_backward_retained(freed, failed, (evidence or {}).get("steps", []))
     return fixes
@@ -125,6 +136,75 @@ def fresh_total(carrier: Any) -> list[Fix]:
             plan.replace_span(read, local)
     return one_fix(f"each call of {scope.name}() adds up its own `{local}` from zero, so no "
                    "call's graph reaches the next; the attribute is no longer kept", plan)
+
+
+def made_again_in_loop(carrier: Any, evidence: dict | None) -> list[Fix]:
+    """See the module's docstring (None without a recorded ``got`` in the same file, and
+    without the recorded holders)."""
+    got, holders = carrier.got, (evidence or {}).get("holders")
+    if not got or holders is None or got["file"] != carrier.file or \
+            not re.fullmatch(r"[A-Za-z_]\w*", carrier.name):
+        return []
+    source = Source.read(carrier.file)
+    made = source.statement_at(got["line"]) if source else None
+    enters = source.statement_at(carrier.line) if source else None
+    if made is None or enters is None or not isinstance(made, ast.Assign) or \
+            [path_of(t) for t in made.targets] != [carrier.name]:
+        return []
+    loop = _loop(source, enters)
+    if loop is None or made.end_lineno >= loop.lineno or \
+            source.scope_at(made.lineno) is not source.scope_at(enters.lineno):
+        return []
+    held = {h["name"] for h in holders} | {h["name"] for h in evidence.get("carrying", [])}
+    read = {n.id for n in ast.walk(made.value) if isinstance(n, ast.Name)}
+    if read & held:  # computed again, it would read the old graph back in
+        return []
+    plan = Plan(source)
+    indent, first = source.indent(loop.body[0].lineno), loop.body[0].lineno
+    plan.before(first, *(indent + line.lstrip() if n == 0 else line for n, line in
+                         enumerate(source.segment(made).splitlines())))
+    return one_fix(f"`{carrier.name}` is computed again at the top of the loop of line "
+                   f"{loop.lineno}, so each pass builds its own graph and its backward trains "
+                   "what computes it; none of the names it reads held the freed graph at the "
+                   "failure, as recorded",
+                   plan)
+
+
+def attribute_made_again(carrier: Any, evidence: dict | None) -> list[Fix]:
+    """See the module's docstring."""
+    holders = (evidence or {}).get("holders") or []
+    held = {h["name"] for h in holders + (evidence or {}).get("carrying", [])}
+    if not re.fullmatch(r"self\.\w+", carrier.name) or carrier.name not in held:
+        return []
+    source = Source.read(carrier.file)
+    enters = source.statement_at(carrier.line) if source else None
+    reader = source.scope_at(carrier.line) if enters is not None else None
+    owner = next((c for c in ast.walk(source.tree) if isinstance(c, ast.ClassDef) and
+                  any(f is reader for f in c.body)), None) if reader is not None else None
+    if owner is None:
+        return []
+    stores = [(f, s) for f in owner.body if isinstance(f, ast.FunctionDef)
+              for s in source.stores(f, carrier.name)]
+    if len(stores) != 1 or stores[0][0] is reader or not isinstance(stores[0][1], ast.Assign) \
+            or len(stores[0][1].targets) != 1:
+        return []
+    value = stores[0][1].value
+    names = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
+    paths = {path_of(n) for n in ast.walk(value) if isinstance(n, ast.Attribute)}
+    reads = source.reads(enters, carrier.name)
+    if names - {"self"} or paths & held or not reads or \
+            any(r.lineno != r.end_lineno for r in reads):
+        return []
+    text = source.segment(value)
+    if not isinstance(value, (ast.Call, ast.Attribute, ast.Name)):
+        text = f"({text})"
+    plan = Plan(source)
+    for read in reads:
+        plan.replace_span(read, text)
+    return one_fix(f"line {enters.lineno} computes `{text}` again, as {stores[0][0].name}() "
+                   f"did once for `{carrier.name}`, so each time it runs it builds a new graph; "
+                   "the recording shows the kept value holding the graph the earlier backward "
+                   "freed", plan)
 
 
 def without_earlier_backward(freed: dict | None, failed: tuple[str, int] | None) -> list[Fix]:
