@@ -272,8 +272,12 @@ def _made_before_training(carrier: Any, evidence: dict) -> bool:
     failing = source.statement_at(at["line"]) if source and at.get("file") == got["file"] and \
         at.get("line") else None
     freeing = (((evidence.get("node") or {}).get("freed_by") or {}).get("user") or {})
-    again = bool(at.get("line")) and \
+    number = (((evidence.get("node") or {}).get("freed_by") or {}).get("number"))
+    stepped = number is not None and any(s["after_backward_calls"] >= number
+                                         for s in evidence.get("steps", []))
+    again = bool(at.get("line")) and stepped and \
         (freeing.get("file"), freeing.get("line")) == (at.get("file"), at.get("line"))
+    # (a step between: the loop's next training step, not losses of one forward in turn)
     return statement is not None and source.scope_at(statement.lineno) is source.tree and \
         source.loop_of(statement) is None and (again or (
             failing is not None and source.loop_of(failing) is not None))

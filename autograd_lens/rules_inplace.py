@@ -129,7 +129,7 @@ def out_of_place(case: Case) -> list[Fix]:
         # the node saved the tensor as its op made it (tanh's, sigmoid's result): reading
         # copies leaves that tensor written; a copy made before the writes does not. Only
         # then: a part read and saved (x[t - 1] @ w) is saved anew by every turn
-        return (whole + copied if write.slot == "result" else copied) + combined
+        return whole + copied if write.slot == "result" else copied + combined
     return _copy_before(source, statement, name)
 
 
