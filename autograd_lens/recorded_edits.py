@@ -23,7 +23,10 @@ and one that fails is printed only as a failed attempt.
   it enters, and nothing ``EXPR`` reads is a name the recording lists as holding the freed
   graph: the same statement runs again at the top of that loop, so each pass builds its own
   graph from what it reads then (a static guess could not tell a module or a plain tensor,
-  read there, from a kept output that would bring the old graph back).
+  read there, from a kept output that would bring the old graph back). Not when ``name = EXPR``
+  is itself in an outer loop and the recording shows an optimizer step between the building
+  of the freed node and the failing call: the program makes it once per outer pass and keeps
+  it across steps, a snapshot that made again would no longer be old.
 * :func:`attribute_made_again`: the carrier is ``self.X``, recorded holding the freed graph,
   which one method of its class assigns once (``self.X = EXPR``, ``EXPR`` reading nothing but
   ``self``, and no attribute of it that the recording shows holding the freed graph) and
@@ -149,7 +152,8 @@ def made_again_in_loop(carrier: Any, evidence: dict | None) -> list[Fix]:
     made = source.statement_at(got["line"]) if source else None
     enters = source.statement_at(carrier.line) if source else None
     if made is None or enters is None or not isinstance(made, ast.Assign) or \
-            [path_of(t) for t in made.targets] != [carrier.name]:
+            [path_of(t) for t in made.targets] != [carrier.name] or \
+            not source.reads(enters, carrier.name):  # it enters through another name
         return []
     loop = _loop(source, enters)
     if loop is None or made.end_lineno >= loop.lineno or \
@@ -159,6 +163,8 @@ def made_again_in_loop(carrier: Any, evidence: dict | None) -> list[Fix]:
     read = {n.id for n in ast.walk(made.value) if isinstance(n, ast.Name)}
     if read & held:  # computed again, it would read the old graph back in
         return []
+    if _loop(source, made) is not None and _stepped_since_built(evidence):
+        return []  # a snapshot the program makes once per pass, kept across steps on purpose
     plan = Plan(source)
     indent, first = source.indent(loop.body[0].lineno), loop.body[0].lineno
     plan.before(first, *(indent + line.lstrip() if n == 0 else line for n, line in
@@ -168,6 +174,14 @@ def made_again_in_loop(carrier: Any, evidence: dict | None) -> list[Fix]:
                    "what computes it; none of the names it reads held the freed graph at the "
                    "failure, as recorded",
                    plan)
+
+
+def _stepped_since_built(evidence: dict) -> bool:
+    """Whether the recording shows an optimizer step between the building of the freed node
+    and the failing call (True when it does not say when the node was built)."""
+    built = ((evidence.get("node") or {}).get("built") or {}).get("steps")
+    before = evidence.get("steps_before")
+    return built is None or before is None or before > built
 
 
 def attribute_made_again(carrier: Any, evidence: dict | None) -> list[Fix]:
