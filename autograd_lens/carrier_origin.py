@@ -7,6 +7,7 @@ recording shows losses of one forward backpropagated in turn. See
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 from typing import Any
 
@@ -48,10 +49,12 @@ def got(carrier: Any, holders: list[dict]) -> Any:
         root = carrier.name.split("[")[0]
         if "." in root and holder.get("owner"):  # an attribute: the method that made its node
             # (or called the function that made it: a forward that stores what a helper made)
-            method = next((f for f in frames
-                           if f.get("qualname", "").rpartition(".")[0] == holder["owner"]), None)
+            methods = [f for f in frames
+                       if f.get("qualname", "").rpartition(".")[0] == holder["owner"]]
+            shown = "self." + root.rsplit(".", 1)[1] + carrier.name[len(root):]
+            method = next((f for f in methods if _stores(f, shown)), None) or \
+                next(iter(methods), None)  # the method whose statement stores it, if one does
             if method is not None:
-                shown = "self." + root.rsplit(".", 1)[1] + carrier.name[len(root):]
                 return _at_got(carrier, method, shown)
         site = _running(frames, holder)
         if site is not None:
@@ -64,6 +67,41 @@ def got(carrier: Any, holders: list[dict]) -> Any:
                 if site is not None:
                     return _at_got(carrier, site, other["name"])
     return carrier
+
+
+def _stores(site: dict, path: str) -> bool:
+    """Whether the statement at ``site`` assigns ``path``."""
+    from .edits import Source, targets
+
+    source = Source.read(site["file"])
+    statement = source.statement_at(site["line"]) if source else None
+    return statement is not None and path in targets(statement)
+
+
+def kept(carrier: Any) -> Any:
+    """``carrier`` with the statement that keeps its recorded tensor under its name, when the
+    statement that made the tensor's node (``got``) assigned it to another name: the one
+    assignment, in the same function, of that name's value to the carrier's name (``state =
+    pred`` after ``pred = state + step(state)``; ``self.h = h`` after the loop that made
+    ``h``). Unchanged when ``got`` assigns the name itself, or when no one such assignment
+    is found."""
+    from .edits import Source, path_of, targets
+
+    got, name = carrier.got, carrier.shown or carrier.name
+    source = Source.read(got["file"]) if got else None
+    made = source.statement_at(got["line"]) if source else None
+    if made is None or name in targets(made) or "[" in name:
+        return carrier
+    made_names = set(targets(made))
+    stores = [s for s in source.stores(source.scope_at(made.lineno), name)
+              if isinstance(s, ast.Assign) and len(s.targets) == 1 and
+              path_of(s.value) in made_names and s.lineno == s.end_lineno]
+    if len(stores) != 1:
+        return carrier
+    keep = stores[0]
+    return dataclasses.replace(carrier, kept={
+        "file": got["file"], "line": keep.lineno, "function": got["function"],
+        "text": source.segment(keep)})
 
 
 def _whole(name: str, holder: dict, holders: list[dict], site: dict) -> str:
@@ -88,6 +126,9 @@ def _running(frames: list[dict], holder: dict) -> dict | None:
 
 
 def _at_got(carrier: Any, site: dict, shown: str) -> Any:
-    if (site["file"], site["line"], shown) == (carrier.file, carrier.line, carrier.name):
+    found = kept(dataclasses.replace(carrier, got=site,
+                                     shown=shown if shown != carrier.name else ""))
+    if found.kept is None and \
+            (site["file"], site["line"], shown) == (carrier.file, carrier.line, carrier.name):
         return carrier
-    return dataclasses.replace(carrier, got=site, shown=shown if shown != carrier.name else "")
+    return found

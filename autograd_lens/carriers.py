@@ -82,6 +82,10 @@ class Carrier:
         put: for an entry of a list shown as the list (``shown``), the one statement of the
             source that puts entries into that list (a dict: file, line, function, text; with
             a recorded ``got``, the same statement), or None. The report gives this line.
+        kept: with a recorded ``got`` that assigned the tensor to another name, the one
+            statement that then assigns it to this name (``self.h = h``; a dict: file, line,
+            function, text), else None (:func:`autograd_lens.carrier_origin.kept`). The report
+            gives this line.
     """
 
     name: str
@@ -100,6 +104,7 @@ class Carrier:
     shown: str = ""
     held: bool = False
     put: Any = None
+    kept: Any = None
 
     def as_dict(self) -> dict[str, Any]:
         if self.got is None and self.put is not None:
@@ -111,9 +116,9 @@ class Carrier:
         if self.got is None:
             return {"name": self.shown or self.name, "file": self.file, "line": self.line,
                     "function": self.function, "why": self.said()}
-        return {"name": self.shown or self.name, "file": self.got["file"],
-                "line": self.got["line"],
-                "function": self.got["function"], "why": self.said(),
+        at = self.kept or self.got
+        return {"name": self.shown or self.name, "file": at["file"], "line": at["line"],
+                "function": at["function"], "why": self.said(),
                 "enters": {"name": self.name, "file": self.file, "line": self.line,
                            "function": self.function}}
 
@@ -139,6 +144,10 @@ class Carrier:
         at = "at " + place(self.file, self.line) + (f" (as `{self.name}`)" if self.shown else "")
         whole = self.name.startswith(self.shown + "[") if self.shown else False
         made = "the nodes of its entries were" if whole else "its tensor's node was"
+        if self.kept is not None:
+            return (f"this statement keeps its tensor, whose node was made by `{self.got['text']}` "
+                    f"at {place(self.got['file'], self.got['line'])} (recorded in a replay), and "
+                    f"it " + re.sub(r"\bhere\b", at, self.why))
         return (f"{made} made by this statement (`{self.got['text']}`, recorded in a replay), "
                 f"and it " + re.sub(r"\bhere\b", at, self.why))
 
