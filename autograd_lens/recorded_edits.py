@@ -27,10 +27,12 @@ and one that fails is printed only as a failed attempt.
   is itself in an outer loop and the recording shows an optimizer step between the building
   of the freed node and the failing call: the program makes it once per outer pass and keeps
   it across steps, a snapshot that made again would no longer be old.
-* :func:`attribute_made_again`: the carrier is ``self.X``, recorded holding the freed graph,
-  which one method of its class assigns once (``self.X = EXPR``, ``EXPR`` reading nothing but
-  ``self``, and no attribute of it that the recording shows holding the freed graph) and
-  another method reads: the read gets ``EXPR`` in its place, a new graph each time it runs.
+* :func:`attribute_made_again`: the carrier is ``self.X`` (or ``obj.X``), recorded holding the
+  freed graph, which one method of its class (for ``obj.X``, the class the recording names as
+  its object's) assigns once (``self.X = EXPR``, ``EXPR`` reading nothing but ``self``, and no
+  attribute of it that the recording shows holding the freed graph) and another method (or
+  code outside the class) reads: the read gets ``EXPR`` in its place, ``self`` read as ``obj``,
+  a new graph each time it runs.
 * :func:`clear_after_backward`: the carrier is an entry of a list that the program clears, after
   the backward that freed it, only under a condition (gradient accumulation that clears on the
   optimizer's steps): the same clearing statement also runs right after that backward.
@@ -188,37 +190,62 @@ def attribute_made_again(carrier: Any, evidence: dict | None) -> list[Fix]:
     """See the module's docstring."""
     holders = (evidence or {}).get("holders") or []
     held = {h["name"] for h in holders + (evidence or {}).get("carrying", [])}
-    if not re.fullmatch(r"self\.\w+", carrier.name) or carrier.name not in held:
+    path = re.fullmatch(r"([A-Za-z_]\w*)\.(\w+)", carrier.name)
+    if path is None or carrier.name not in held:
         return []
+    prefix, attribute = path.groups()
     source = Source.read(carrier.file)
     enters = source.statement_at(carrier.line) if source else None
     reader = source.scope_at(carrier.line) if enters is not None else None
-    owner = next((c for c in ast.walk(source.tree) if isinstance(c, ast.ClassDef) and
-                  any(f is reader for f in c.body)), None) if reader is not None else None
+    owner = _owner(source, reader, prefix, carrier.name, holders) if reader is not None else None
     if owner is None:
         return []
     stores = [(f, s) for f in owner.body if isinstance(f, ast.FunctionDef)
-              for s in source.stores(f, carrier.name)]
+              for s in source.stores(f, "self." + attribute)]
     if len(stores) != 1 or stores[0][0] is reader or not isinstance(stores[0][1], ast.Assign) \
             or len(stores[0][1].targets) != 1:
         return []
     value = stores[0][1].value
     names = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
-    paths = {path_of(n) for n in ast.walk(value) if isinstance(n, ast.Attribute)}
+    paths = {prefix + path_of(n)[4:] for n in ast.walk(value) if isinstance(n, ast.Attribute)
+             and (path_of(n) or "").startswith("self.")}
     reads = source.reads(enters, carrier.name)
-    if names - {"self"} or paths & held or not reads or \
+    if names - {"self"} or paths & held or not reads or value.lineno != value.end_lineno or \
             any(r.lineno != r.end_lineno for r in reads):
         return []
-    text = source.segment(value)
+    text = _on(source, value, prefix)
     if not isinstance(value, (ast.Call, ast.Attribute, ast.Name)):
         text = f"({text})"
     plan = Plan(source)
     for read in reads:
         plan.replace_span(read, text)
     return one_fix(f"line {enters.lineno} computes `{text}` again, as {stores[0][0].name}() "
-                   f"did once for `{carrier.name}`, so each time it runs it builds a new graph; "
-                   "the recording shows the kept value holding the graph the earlier backward "
-                   "freed", plan)
+                   f"did once for `self.{attribute}`, so each time it runs it builds a new "
+                   "graph; the recording shows the kept value holding the graph the earlier "
+                   "backward freed", plan)
+
+
+def _owner(source: Source, reader: ast.AST, prefix: str, name: str,
+           holders: list[dict]) -> ast.ClassDef | None:
+    """The class whose methods assign the attribute ``name``: for ``self.X``, the class of the
+    method that reads it; for ``obj.X``, the one class of the file named as the recorded
+    holder's object's class."""
+    classes = [c for c in ast.walk(source.tree) if isinstance(c, ast.ClassDef)]
+    if prefix == "self":
+        return next((c for c in classes if any(f is reader for f in c.body)), None)
+    owned = {h.get("owner") for h in holders if h["name"] == name} - {"", None}
+    found = [c for c in classes if c.name in owned]
+    return found[0] if len(owned) == 1 and len(found) == 1 else None
+
+
+def _on(source: Source, value: ast.expr, prefix: str) -> str:
+    """``value``'s text (one line) with each ``self`` read as ``prefix``."""
+    text, start = source.segment(value), value.col_offset
+    spots = sorted((n.col_offset - start for n in ast.walk(value)
+                    if isinstance(n, ast.Name) and n.id == "self"), reverse=True)
+    for spot in spots:
+        text = text[:spot] + prefix + text[spot + 4:]
+    return text
 
 
 def without_earlier_backward(freed: dict | None, failed: tuple[str, int] | None) -> list[Fix]:
