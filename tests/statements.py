@@ -15,7 +15,9 @@ the edit) and holds it to the report's ``recorded`` evidence:
   numbered and placed as recorded;
 * "assigned only before the loop": only as a guess;
 * "Between the save and that write: N backward calls and M optimizer steps ran": the counts
-  recorded (never said where the save itself was not recorded).
+  recorded (never said where the save itself was not recorded);
+* "node was made by `TEXT` at FILE:LINE (recorded in a replay)": a statement (or a user frame
+  calling it) that the recording shows making the node of a name that holds a freed graph.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ def unsupported(text: str, report: dict) -> list[str]:
     write = recorded.get("write") or {}
     stepped = recorded.get("steps_before", 0) > 0 or write.get("in_step") is not None
     backwards = {c["number"]: c for c in recorded.get("backwards", [])}
+    made = _made(recorded)
     for line in diagnosis(text):
         if line.startswith("Changed by") and write.get("user"):
             user = write["user"]
@@ -76,4 +79,16 @@ def unsupported(text: str, report: dict) -> list[str]:
         for file, where in re.findall(r"the backward at ([\w.]+):(\d+)", line):
             if int(where) not in {c["line"] for c in backwards.values()}:
                 wrong.append(f"no backward was recorded at {file}:{where}: {line}")
+        for text_, file, where in re.findall(
+                r"node was made by `([^`]+)` at ([\w.]+):(\d+) \(recorded in a replay\)", line):
+            if (file, int(where), text_) not in made:
+                wrong.append(f"no node of a holder was recorded made at {file}:{where}: {line}")
     return wrong
+
+
+def _made(recorded: dict) -> set[tuple[str, int, str]]:
+    """Where the recording shows each holder's node made: (file name, line, text) of the
+    statement and of each user frame that called it."""
+    return {(Path(f["file"]).name, f["line"], f.get("text", ""))
+            for h in recorded.get("holders", []) + recorded.get("carrying", [])
+            for f in [h.get("built") or {}, *h.get("callers", [])] if f.get("file")}
