@@ -340,6 +340,7 @@ class Recording:
         def recorded(outputs, *args, **kwargs):
             number = torch._C._autograd._get_sequence_nr()
             site = log.sites.here(2, False)
+            nested = log.depth > 0  # run by a backward already running (a custom Function's)
             log.depth += 1
             try:
                 result = original(outputs, *args, **kwargs)
@@ -352,7 +353,7 @@ class Recording:
             retained = bool(args[1] or args[2]) if len(args) > 2 else False
             log.backward_count += 1
             log.backwards.append({"number": log.backward_count, "site": site,
-                                  "retained": retained, "sequence": number,
+                                  "retained": retained, "sequence": number, "nested": nested,
                                   "steps_before": log.step_count,
                                   "grad": kwargs.get("accumulate_grad", True) is False})
             log.roots.append((log.backward_count, [t.grad_fn for t in outputs

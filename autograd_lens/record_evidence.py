@@ -7,8 +7,9 @@
 * ``node``: the node whose saved tensor was freed (or modified) that this backward met, with
   ``slot``, its sequence ``number``, ``built`` (the user's line that built it, with ``backward_calls`` and ``steps``: how
   many had run then) and, for the freed-graph error, ``freed_by`` (the backward call that freed
-  it: its number and line, and ``same_roots``: whether it started from the roots the failing
-  call starts from, the same loss backwarded twice); ``freed_nodes``: the sequence numbers of every node of the failing
+  it: its number and line, ``same_roots``: whether it started from the roots the failing
+  call starts from, the same loss backwarded twice, and ``nested``: whether it was run by a
+  backward call already running, as a custom Function's backward runs one); ``freed_nodes``: the sequence numbers of every node of the failing
   graph whose saved tensors were freed;
 * ``write`` (the in-place error): the first write of the saved tensor after the node saved it,
   with its line in the user's code, the call chain and the library line under it, and the
@@ -16,7 +17,9 @@
   the write is an optimizer's step itself), and for a weight its ``parameter`` path from a name
   of the user's that holds its module; ``written``: the user's names that hold the tensor;
   ``next_writes``: the user's lines of the same first writes of the graph's other saved
-  tensors in the error's state (the ones the backward would meet next); where no node the
+  tensors in the error's state (the ones the backward would meet next); ``later_writes``: the
+  user's lines of the writes that changed the same saved tensor again, up to the reported
+  version; where no node the
   graph shows holds a saved tensor in the error's state (the node of an in-place operation on
   a view is kept inside a ``CopySlices``, out of reach), ``node`` is None and ``write`` is the
   write of a tensor of the reported size that took it to the reported versions, with
@@ -86,7 +89,7 @@ def _freed_by(log: Log, node: Any, reached: dict[int, set] | None = None) -> dic
             if node not in reached[call["number"]]:
                 continue
         return {"number": call["number"], **log.sites.resolve(call["site"]),
-                "known": kept is not None}
+                "known": kept is not None, "nested": call.get("nested", False)}
     return None
 
 
@@ -215,6 +218,23 @@ def _next_writes(log: Log, stale: list[tuple[Any, str]], first: dict | None) -> 
         if user and (user["file"], user["line"]) not in seen:
             seen.add((user["file"], user["line"]))
             found.append(user)
+    return found
+
+
+def _later_writes(log: Log, first: tuple, facts: dict) -> list[dict]:
+    """The user's lines, each once, of the writes that took the storage ``first`` wrote on, from
+    the version it left to the version the error reports (outside a backward), not ``first``'s
+    line: each changed the saved tensor again (``widths /= c`` then ``heights /= c``, two views
+    of one saved output)."""
+    seen = {(lambda u: (u["file"], u["line"]) if u else None)(log.sites.resolve(first[5])["user"])}
+    found = []
+    for write in log.writes:
+        if write[1] == first[1] and write[0] >= first[0] and write is not first and \
+                facts["then"] + 1 < write[2] <= facts["now"] and not write[9]:
+            user = log.sites.resolve(write[5])["user"]
+            if user and (user["file"], user["line"]) not in seen:
+                seen.add((user["file"], user["line"]))
+                found.append(user)
     return found
 
 
@@ -393,6 +413,7 @@ def evidence(log: Log, error: BaseException, outputs: Any, site: int, frame: Any
         found["write"] = _write_fields(log, write, _built(log, number) or {})
     if facts:
         found["next_writes"] = _next_writes(log, stale[1:], (found["write"] or {}).get("user"))
+        found["later_writes"] = _later_writes(log, write, facts) if write is not None else []
     others = frozenset(n for n, _ in stale[1:]) if kind == "freed" else frozenset()
     holders, writers, carrying = _holders(log, frame, node, write[1] if write else None,
                                           facts["now"] if facts else -1, others)

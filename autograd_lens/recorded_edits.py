@@ -270,10 +270,12 @@ def without_earlier_backward(freed: dict | None, failed: tuple[str, int] | None)
 
 def _freeing_statement(freed: dict | None, failed: tuple[str, int] | None) -> tuple | None:
     """The recorded freeing call's statement (a call on one line of its own, in another
-    function than the failing call: in the same one the pattern's own rules read it), with its
-    source and scope; else None."""
+    function than the failing call: in the same one the pattern's own rules read it, and not
+    run by another backward, as a custom Function's backward runs one: that call is the
+    Function's own gradient), with its source and scope; else None."""
     site = (freed or {}).get("user")
-    if not site or failed is None or (site["file"], site["line"]) == tuple(failed):
+    if not site or failed is None or (site["file"], site["line"]) == tuple(failed) or \
+            freed.get("nested"):  # part of another backward (a custom Function's own pass)
         return None
     source = Source.read(site["file"])
     statement = source.statement_at(site["line"]) if source else None

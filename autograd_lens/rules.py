@@ -195,6 +195,14 @@ def _names(text: str) -> str:
     return text.replace("'", '"')
 
 
+def _keeps_at_most(call: ast.Call) -> bool:
+    """Whether a backward call has no keyword but ``retain_graph=True`` (kept for the second
+    loss: the one backward of the sum keeps nothing, as before; the graph it kept may still
+    have been freed inside, by a custom Function's own backward call)."""
+    return all(k.arg == "retain_graph" and isinstance(k.value, ast.Constant) and
+               k.value.value is True for k in call.keywords)
+
+
 # --- the rules ----------------------------------------------------------------------------
 def sum_losses(case: Case) -> list[Fix]:
     """Two losses over one graph: one backward of their sum, or keep the graph for the second."""
@@ -216,7 +224,8 @@ def sum_losses(case: Case) -> list[Fix]:
     first = receiver(earlier[1])
     fixes = []
     between = gradients_used_between(source, earlier[0], statement)
-    if first and between is None and not earlier[1].args and not earlier[1].keywords and not call.args and \
+    if first and between is None and not earlier[1].args and _keeps_at_most(earlier[1]) and \
+            not call.args and \
             not call.keywords and earlier[0].lineno == earlier[0].end_lineno and first != second \
             and same_block(source, earlier[0], statement) and not crosses:
         plan = Plan(source).replace(earlier[0].lineno, None)
