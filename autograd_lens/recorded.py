@@ -81,7 +81,9 @@ def _write_of(old: Write | None, evidence: dict) -> Write | None:
                  maker=found.get("module") or "", by=by,
                  trained=old is not None and old.trained,
                  next_lines=tuple((w["file"], w["line"]) for w in evidence.get("next_writes", [])),
-                 saved_at=_user_line((node.get("built") or {}).get("user")))
+                 saved_at=_user_line((node.get("built") or {}).get("user")),
+                 later_lines=tuple((w["file"], w["line"])
+                                   for w in evidence.get("later_writes", [])))
 
 
 def _user_line(site: dict | None) -> tuple[str, int] | tuple[()]:

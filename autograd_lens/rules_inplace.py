@@ -64,8 +64,17 @@ def out_of_place(case: Case) -> list[Fix]:
     if statement is None or not write.name:
         return []
     indent, name = source.indent(statement.lineno), write.name
+    if _written_name(statement) and source.reads(statement, name) == [] and \
+            not _part_reads(statement, name):  # written through a view of another name
+        name = _written_name(statement)
     plan = Plan(source)
     computes = _written_anew(source, plan, statement, name)
+    later = [s for s in _recorded_lines(source, write.later_lines, statement)
+             if _written_anew(source, plan, s, _written_name(s))] if computes else []
+    if computes and later:  # the replay saw them change the same saved tensor again
+        computes = ("each write the replay recorded changing the saved tensor makes a new "
+                    "tensor, so the node keeps the values it saved; the result is the same "
+                    "numbers")
     if computes:
         # the function's other writes of the same kind into ``name`` (``h += conv(h)``, then
         # ``h += ff(h)``): a node may have saved the tensor each of them changes; all of them
@@ -131,6 +140,14 @@ def out_of_place(case: Case) -> list[Fix]:
         # then: a part read and saved (x[t - 1] @ w) is saved anew by every turn
         return whole + copied if write.slot == "result" else copied + combined
     return _copy_before(source, statement, name)
+
+
+def _recorded_lines(source: Source, lines: tuple, statement: ast.stmt) -> list[ast.stmt]:
+    """The statements at recorded ``lines`` of ``source``'s file in ``statement``'s scope."""
+    scope = source.scope_at(statement.lineno)
+    found = [source.statement_at(line) for file, line in lines if file == source.file]
+    return [s for s in found if s is not None and s is not statement and
+            source.scope_at(s.lineno) is scope]
 
 
 def _next_writes(source: Source, write: Any, scope: ast.AST) -> list[ast.stmt]:
@@ -413,7 +430,21 @@ def after_the_step(case: Case) -> list[Fix]:
     copies = _built_before(source, step, statement, root, set(write.carrying))
     return one_fix("the loss is built again after the step, from the weights as the step left "
                    "them: its backward goes through a new graph",
-                   _moved_after(source, step, copies)) if copies else []
+                   _moved_after(source, _last_step(source, step, statement), copies)) \
+        if copies else []
+
+
+def _last_step(source: Source, step: ast.stmt, failed: ast.stmt) -> ast.stmt:
+    """The last ``X.step()`` statement of ``step``'s block before ``failed`` (another
+    optimizer's step after the one recorded, ``qf2_optimizer.step()`` after
+    ``qf1_optimizer.step()``, changes weights the loss went through as well), else ``step``."""
+    block = next((getattr(n, f) for n in ast.walk(source.scope_at(step.lineno))
+                  for f in ("body", "orelse") if isinstance(getattr(n, f, None), list) and
+                  any(s is step for s in getattr(n, f))), [step])
+    later = [s for s in block if step.lineno < s.lineno and s.end_lineno < failed.lineno and
+             isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and
+             isinstance(s.value.func, ast.Attribute) and s.value.func.attr == "step"]
+    return later[-1] if later else step
 
 
 def _built_after_writer(case: Case, source: Source, statement: ast.stmt) -> list[Fix]:

@@ -61,6 +61,8 @@ class Write:
             tensors that the backward would meet next, in the same state.
         saved_at: (file, line) of the user's line that built the node that saved the tensor,
             recorded in a replay; empty when not recorded.
+        later_lines: (file, line) of the writes, recorded in a replay, that changed the same
+            saved tensor again after this one, up to the version the error reports.
     """
 
     node: str
@@ -81,6 +83,7 @@ class Write:
     trained: bool = False
     next_lines: tuple[tuple[str, int], ...] = ()
     saved_at: tuple[str, int] | tuple[()] = ()
+    later_lines: tuple[tuple[str, int], ...] = ()
 
     def where(self) -> str:
         return place(self.file, self.line) if self.line else ""
