@@ -33,6 +33,11 @@ and one that fails is printed only as a failed attempt.
   attribute of it that the recording shows holding the freed graph) and another method (or
   code outside the class) reads: the read gets ``EXPR`` in its place, ``self`` read as ``obj``,
   a new graph each time it runs.
+* :func:`start_again`: the carrier, recorded holding the freed graph, is read where it enters
+  with a learned start for the first call (``self.W0 if self.state is None else self.state``,
+  ``W0`` a parameter the program makes; a detach would leave it untrained): each call
+  starts from that start again, so no call's graph reaches the next (and the state is no
+  longer carried from one call to the next, which the text says).
 * :func:`clear_after_backward`: the carrier is an entry of a list that the program clears, after
   the backward that freed it, only under a condition (gradient accumulation that clears on the
   optimizer's steps): the same clearing statement also runs right after that backward.
@@ -48,6 +53,7 @@ from .backward_calls import backward_subject
 from .edits import Plan, Source, path_of
 from .rules import BACKWARD, Fix, one_fix
 from .rules_in_turn import with_retained_graph
+from .state_start import reads_parameter
 
 
 def candidates(carriers: list, evidence: dict | None, failed: tuple[str, int] | None) \
@@ -59,6 +65,7 @@ def candidates(carriers: list, evidence: dict | None, failed: tuple[str, int] | 
     if top is not None:
         fixes += fresh_name(top) + fresh_total(top) + clear_after_backward(top, freed)
         fixes += made_again_in_loop(top, evidence) + attribute_made_again(top, evidence)
+        fixes += start_again(top, evidence)
     fixes += without_earlier_backward(freed, failed)
     fixes += earlier_backward_retained(freed, failed, (evidence or {}).get("steps", []))
     return fixes
@@ -246,6 +253,48 @@ def _on(source: Source, value: ast.expr, prefix: str) -> str:
     for spot in spots:
         text = text[:spot] + prefix + text[spot + 4:]
     return text
+
+
+def start_again(carrier: Any, evidence: dict | None) -> list[Fix]:
+    """See the module's docstring."""
+    held = {h["name"] for h in ((evidence or {}).get("holders") or []) +
+            ((evidence or {}).get("carrying") or [])}
+    if carrier.name not in held and not any(_held_as_self(carrier.name, h) for h in held):
+        return []
+    source = Source.read(carrier.file)
+    enters = source.statement_at(carrier.line) if source else None
+    for node in ast.walk(enters) if enters is not None else ():
+        start = _start_of(node, carrier.name)
+        if start is not None and node.lineno == node.end_lineno and \
+                reads_parameter(source, start):  # a learned start, trained by each call
+            text = source.segment(start)
+            plan = Plan(source).replace_span(node, text)
+            return one_fix(f"each call starts from `{text}` again, as the first one did, so no "
+                           "call's graph reaches the next; the state is no longer carried from "
+                           "one call to the next", plan)
+    return []
+
+
+def _held_as_self(name: str, recorded: str) -> bool:
+    """Whether ``self.X`` is the recorded ``obj.path.X`` (the same attribute, from outside)."""
+    return name.startswith("self.") and recorded.endswith(name[4:])
+
+
+def _start_of(node: ast.AST, name: str) -> ast.expr | None:
+    """``A`` of ``A if name is None else name`` (or ``name if name is not None else A``), when
+    ``A`` does not read ``name``; else None."""
+    if not isinstance(node, ast.IfExp) or not isinstance(node.test, ast.Compare) or \
+            len(node.test.ops) != 1 or path_of(node.test.left) != name or \
+            not (isinstance(node.test.comparators[0], ast.Constant) and
+                 node.test.comparators[0].value is None):
+        return None
+    op = node.test.ops[0]
+    start, kept = (node.body, node.orelse) if isinstance(op, ast.Is) else \
+        (node.orelse, node.body) if isinstance(op, ast.IsNot) else (None, None)
+    if start is None or path_of(kept) != name or \
+            any(path_of(n) == name for n in ast.walk(start)):
+        return None
+    return start
 
 
 def without_earlier_backward(freed: dict | None, failed: tuple[str, int] | None) -> list[Fix]:

@@ -26,11 +26,11 @@ def learned_start(source: Source, path: str, at: ast.stmt) -> bool:
         return False
     before = [s for s in source.stores(source.scope_at(at.lineno), path)
               if s.end_lineno < loop.lineno]
-    return bool(before) and _reads_parameter(source, getattr(before[-1], "value", None)) and \
+    return bool(before) and reads_parameter(source, getattr(before[-1], "value", None)) and \
         not _no_grad(source, before[-1])
 
 
-def _reads_parameter(source: Source, value: ast.expr | None) -> bool:
+def reads_parameter(source: Source, value: ast.expr | None) -> bool:
     """Whether ``value`` reads a name (or an attribute) that the program makes a parameter
     (``mem_init = nn.Parameter(...)``, ``self.h0 = torch.nn.Parameter(...)``)."""
     made = set()
