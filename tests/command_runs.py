@@ -52,6 +52,17 @@ def commanded(names: list[str], base: Path) -> dict:
         return {name: future.result() for name, future in futures.items()}
 
 
+def recorded_runs(names: list[str], base: Path) -> dict:
+    """:func:`commanded` on failing scripts, each checked: it failed (exit code 1), its replay
+    recorded the failure, and every statement it makes is one the recording supports."""
+    found = commanded(names, base)
+    for name, run in found.items():
+        assert run["code"] == 1 and run["report"]["recorded"], run["text"][-800:]
+        wrong = unsupported(run["text"], run["report"])
+        assert not wrong, f"{name}: statements the recording does not support: {wrong}"
+    return found
+
+
 def command_reports(names: list[str], folder: Path) -> dict:
     """What the command printed, its exit code and its report, for each script of ``names``;
     every statement it makes about what happened is held to its replay's recording (see

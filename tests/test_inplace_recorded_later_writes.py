@@ -15,8 +15,7 @@ import pytest
 import torch
 from torch import nn
 
-from command_runs import commanded, marked, trains_as
-from statements import unsupported
+from command_runs import marked, recorded_runs, trains_as
 
 VIEWS = "inplace_two_views_scaled_in_place.py"
 CRITICS = "inplace_actor_loss_before_two_critic_steps.py"
@@ -24,11 +23,7 @@ CRITICS = "inplace_actor_loss_before_two_critic_steps.py"
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-    found = commanded([VIEWS, CRITICS], tmp_path_factory.mktemp("later"))
-    for name, run in found.items():
-        assert run["code"] == 1 and run["report"]["recorded"], run["text"][-800:]
-        assert not unsupported(run["text"], run["report"]), name
-    return found
+    return recorded_runs([VIEWS, CRITICS], tmp_path_factory.mktemp("later"))
 
 
 def test_the_second_write_is_recorded_as_a_later_write(runs):

@@ -17,8 +17,7 @@ import pytest
 import torch
 from torch import nn
 
-from command_runs import commanded, marked, trains_as
-from statements import unsupported
+from command_runs import marked, recorded_runs, trains_as
 
 CELL = "freed_gru_state_kept_on_the_cell.py"
 ROLLOUT = "freed_rollout_prediction_fed_back.py"
@@ -27,12 +26,7 @@ PENALTY = "freed_penalty_kept_by_init_from_a_helper.py"
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-    found = commanded([CELL, ROLLOUT, PENALTY], tmp_path_factory.mktemp("kept"))
-    for name, run in found.items():
-        assert run["code"] == 1 and run["report"]["recorded"], run["text"][-800:]
-        wrong = unsupported(run["text"], run["report"])
-        assert not wrong, f"{name}: statements the recording does not support: {wrong}"
-    return found
+    return recorded_runs([CELL, ROLLOUT, PENALTY], tmp_path_factory.mktemp("kept"))
 
 
 @pytest.mark.parametrize("name, shown", [(CELL, "self.last"), (ROLLOUT, "current")])

@@ -21,8 +21,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from command_runs import SCRIPTS, commanded, marked, trains_as
-from statements import unsupported
+from command_runs import SCRIPTS, marked, recorded_runs, trains_as
 
 TEMPERATURE = "freed_scale_made_from_a_parameter_before_the_loop.py"
 POSITIONS = "freed_one_forward_backwarded_per_position.py"
@@ -32,13 +31,8 @@ ON_SELF = "freed_penalty_kept_on_self_by_init.py"
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-    found = commanded([TEMPERATURE, POSITIONS, KEPT, ON_SELF],
-                      tmp_path_factory.mktemp("made_again"))
-    for name, run in found.items():
-        assert run["code"] == 1, run["text"][-800:]
-        wrong = unsupported(run["text"], run["report"])
-        assert not wrong, f"{name}: statements the recording does not support: {wrong}"
-    return found
+    return recorded_runs([TEMPERATURE, POSITIONS, KEPT, ON_SELF],
+                         tmp_path_factory.mktemp("made_again"))
 
 
 def _made_again(name: str, report: dict) -> None:
