@@ -106,6 +106,12 @@ class Source:
         """The innermost loop of the same function whose body holds ``node``."""
         return reads.innermost_loop(self.scope_at(node.lineno), node.lineno)
 
+    def block_of(self, statement: ast.stmt) -> list[ast.stmt]:
+        """The statement list (a body or an ``else``) that holds ``statement``, else []."""
+        return next((block for node in ast.walk(self.tree) for field in ("body", "orelse")
+                     if isinstance(block := getattr(node, field, None), list) and
+                     any(s is statement for s in block)), [])
+
     def statements(self, scope: ast.AST) -> list[ast.stmt]:
         """The statements of ``scope`` (not of nested functions), in source order."""
         found = [n for n in _walk_scope(scope) if isinstance(n, ast.stmt)]

@@ -226,8 +226,8 @@ def _later_writes(log: Log, first: tuple, facts: dict) -> list[dict]:
     the version it left to the version the error reports (outside a backward), not ``first``'s
     line: each changed the saved tensor again (``widths /= c`` then ``heights /= c``, two views
     of one saved output)."""
-    seen = {(lambda u: (u["file"], u["line"]) if u else None)(log.sites.resolve(first[5])["user"])}
-    found = []
+    user = log.sites.resolve(first[5])["user"]
+    seen, found = {(user["file"], user["line"])} if user else set(), []
     for write in log.writes:
         if write[1] == first[1] and write[0] >= first[0] and write is not first and \
                 facts["then"] + 1 < write[2] <= facts["now"] and not write[9]:

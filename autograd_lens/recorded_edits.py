@@ -307,9 +307,7 @@ def without_earlier_backward(freed: dict | None, failed: tuple[str, int] | None)
     calls = [c for s, c in source.calls(scope, BACKWARD) if s is statement]
     if not calls or calls[-1] is not statement.value or backward_subject(calls[-1]) is None:
         return []
-    block = next((getattr(n, f) for n in ast.walk(scope) for f in ("body", "orelse")
-                  if isinstance(getattr(n, f, None), list) and
-                  any(s is statement for s in getattr(n, f))), [])
+    block = source.block_of(statement)
     plan = Plan(source).replace(statement.lineno, None if len(block) > 1 else
                                 source.indent(statement.lineno) + "pass")
     return one_fix(f"the backward at line {statement.lineno} is left out: it started from the "
@@ -400,9 +398,8 @@ def clear_after_backward(carrier: Any, freed: dict | None) -> list[Fix]:
              (_clears(s, last) or (isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and
                                    isinstance(s.value.func, ast.Attribute) and
                                    s.value.func.attr in methods and not s.value.args))]
-    block = [b for n in ast.walk(loop) for f in ("body", "orelse")
-             if isinstance(b := getattr(n, f, None), list) and any(x is statement for x in b)]
-    later = [s for s in later if not (block and any(x is s for x in block[0]))]
+    block = source.block_of(statement)
+    later = [s for s in later if not any(x is s for x in block)]
     if len(later) != 1:
         return []
     plan = Plan(source).after(statement.end_lineno, source.indent(statement.lineno) +

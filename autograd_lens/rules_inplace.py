@@ -69,8 +69,9 @@ def out_of_place(case: Case) -> list[Fix]:
         name = _written_name(statement)
     plan = Plan(source)
     computes = _written_anew(source, plan, statement, name)
-    later = [s for s in _recorded_lines(source, write.later_lines, statement)
-             if _written_anew(source, plan, s, _written_name(s))] if computes else []
+    scope = source.scope_at(statement.lineno)
+    later = [s for s in _recorded_lines(source, write.later_lines, scope) if s is not statement
+             and _written_anew(source, plan, s, _written_name(s))] if computes else []
     if computes and later:  # the replay saw them change the same saved tensor again
         computes = ("each write the replay recorded changing the saved tensor makes a new "
                     "tensor, so the node keeps the values it saved; the result is the same "
@@ -81,10 +82,10 @@ def out_of_place(case: Case) -> list[Fix]:
         # out of place is the second edit, tried when this one alone still fails
         # and the writes the replay recorded of the graph's other saved tensors that the
         # backward would meet next (``z += k`` beside ``s += k @ v``): written anew too
-        every, scope = Plan(source), source.scope_at(statement.lineno)
+        every = Plan(source)
         done = [s for s in source.statements(scope) if _written_anew(source, every, s, name)]
-        recorded = [s for s in _next_writes(source, write, scope) if s not in done and
-                    _written_anew(source, every, s, _written_name(s))]
+        recorded = [s for s in _recorded_lines(source, write.next_lines, scope)
+                    if s not in done and _written_anew(source, every, s, _written_name(s))]
         said = "every such write of the function into it" + (
             ", and into the other tensors the replay saw written after a node saved them,"
             if recorded else "")
@@ -142,17 +143,9 @@ def out_of_place(case: Case) -> list[Fix]:
     return _copy_before(source, statement, name)
 
 
-def _recorded_lines(source: Source, lines: tuple, statement: ast.stmt) -> list[ast.stmt]:
-    """The statements at recorded ``lines`` of ``source``'s file in ``statement``'s scope."""
-    scope = source.scope_at(statement.lineno)
+def _recorded_lines(source: Source, lines: tuple, scope: ast.AST) -> list[ast.stmt]:
+    """The statements of ``scope`` at recorded ``lines`` (file, line) of ``source``'s file."""
     found = [source.statement_at(line) for file, line in lines if file == source.file]
-    return [s for s in found if s is not None and s is not statement and
-            source.scope_at(s.lineno) is scope]
-
-
-def _next_writes(source: Source, write: Any, scope: ast.AST) -> list[ast.stmt]:
-    """The statements of ``scope`` at the lines of the writes the replay recorded next."""
-    found = [source.statement_at(line) for file, line in write.next_lines if file == source.file]
     return [s for s in found if s is not None and source.scope_at(s.lineno) is scope]
 
 
@@ -438,10 +431,8 @@ def _last_step(source: Source, step: ast.stmt, failed: ast.stmt) -> ast.stmt:
     """The last ``X.step()`` statement of ``step``'s block before ``failed`` (another
     optimizer's step after the one recorded, ``qf2_optimizer.step()`` after
     ``qf1_optimizer.step()``, changes weights the loss went through as well), else ``step``."""
-    block = next((getattr(n, f) for n in ast.walk(source.scope_at(step.lineno))
-                  for f in ("body", "orelse") if isinstance(getattr(n, f, None), list) and
-                  any(s is step for s in getattr(n, f))), [step])
-    later = [s for s in block if step.lineno < s.lineno and s.end_lineno < failed.lineno and
+    later = [s for s in source.block_of(step) if step.lineno < s.lineno and
+             s.end_lineno < failed.lineno and
              isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and
              isinstance(s.value.func, ast.Attribute) and s.value.func.attr == "step"]
     return later[-1] if later else step
