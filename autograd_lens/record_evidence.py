@@ -35,6 +35,11 @@
   ``went``: whether that node lies in the graph of the call that freed the failing node (when
   that call's graph is known); ``carrying``: the same for
   the names whose graph reaches none of that node but another freed node of the failing graph;
+* ``root`` (the freed-graph error): the failing call's first root node, its ``name``,
+  ``number`` and ``built`` (as for ``node``): a loss built before the call that freed its
+  graph ran is a second loss of the same forward, backpropagated in turn; ``stepped``: whether
+  an optimizer step after that call wrote a weight the failing graph reaches (None: that call
+  is not known);
 * ``backwards`` and ``steps``: every backward call and optimizer step, with their lines.
 """
 
@@ -408,6 +413,11 @@ def evidence(log: Log, error: BaseException, outputs: Any, site: int, frame: Any
             kept = dict(log.roots).get(freeing["number"])
             freeing["same_roots"] = kept is not None and set(kept) == set(roots)
         found["freed_nodes"] = sorted(n._sequence_nr() for n, _ in stale)
+        if roots:  # the failing call's own loss: made before the freeing call ran, or after
+            first = roots[0]._sequence_nr()
+            found["root"] = {"name": node_name(roots[0]), "number": first,
+                             "built": _built(log, first),
+                             "stepped": _stepped_weights(log, order, freeing)}
     write = _first_write(log, facts, number) if facts else None
     if write is not None:
         found["write"] = _write_fields(log, write, _built(log, number) or {})
@@ -426,6 +436,18 @@ def evidence(log: Log, error: BaseException, outputs: Any, site: int, frame: Any
     if found["write"] is not None and found["write"]["weight"]:
         found["write"]["parameter"] = _parameter_path(frame, write[1])
     return found
+
+
+def _stepped_weights(log: Log, order: list[Any], freeing: dict | None) -> bool | None:
+    """Whether an optimizer step that ran after the call that freed the graph (``freeing``)
+    wrote a weight that the failing graph reaches (a leaf it accumulates into); None when
+    that call is not known."""
+    if freeing is None:
+        return None
+    weights = {storage_key(v) for v in (getattr(n, "variable", None) for n in order)
+               if isinstance(v, torch.Tensor)}
+    return any(w[8] is not None and w[6] >= freeing["number"] and w[1] in weights
+               for w in log.writes)
 
 
 def _parameter_path(frame: Any, storage: Any) -> str:

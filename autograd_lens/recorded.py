@@ -18,7 +18,10 @@ what the replay recorded instead:
   page, not a discriminator's, for a tensor it shows made once up front; a name that holds a
   freed node itself named first when the source's carriers hold only nodes the freeing call
   did not go through (:func:`holding_itself`); the carriers ordered by what the recording shows
-  each holds, a list's entry named by the list (:mod:`autograd_lens.held_names`).
+  each holds, a list's entry named by the list (:mod:`autograd_lens.held_names`); for a failing
+  loss built before the call that freed its graph ran, the name through which the first loss
+  took in the shared part, on the page of two losses of one forward
+  (:mod:`autograd_lens.second_loss`).
 
 Without evidence (no replay, a replay that did not fail the same way, a notebook), :func:`amend`
 marks the finding as read from the failure alone: the lines about a write, a step, a loop or an
@@ -36,6 +39,7 @@ from .held_names import as_container, by_recording
 from .old_graph import said
 from .places import place
 from .report import PATTERNS
+from .second_loss import is_second_loss, joining_carrier
 from .writes import Write
 
 GUESS = " (a guess from the source: not recorded)"
@@ -165,6 +169,14 @@ def amend(finding: Any, evidence: dict | None, why_not: str = "") -> Any:
         changes["carriers"] = [as_container(got(c, holders), holders) for c in by_recording(
             holding_itself(carriers, evidence, freed) + list(carriers), evidence)]
         key = finding.pattern.key if finding.pattern else ""
+        if is_second_loss(evidence) and changes["carriers"] and key != "gan_discriminator" \
+                and finding.situation != "12_gan_discriminator":  # a GAN's own page stands
+            changes["carriers"] = joining_carrier(changes["carriers"], evidence, got)
+            changes["situation"] = "02_two_losses_one_forward"
+            if key not in ("shared_trunk", "two_networks"):
+                changes["pattern"] = PATTERNS["shared_trunk"]
+            changes["across_step"] = bool(evidence["root"].get("stepped"))
+            return dataclasses.replace(finding, **changes)
         if key == "outside_loop" and not finding.situation and \
                 in_turn(changes["carriers"], evidence, freed):
             changes["situation"] = "02_two_losses_one_forward"

@@ -53,6 +53,7 @@ from .backward_calls import backward_subject
 from .edits import Plan, Source, path_of
 from .rules import BACKWARD, Fix, one_fix
 from .rules_in_turn import with_retained_graph
+from .second_loss import detached_at_join, retained_first
 from .state_start import reads_parameter
 
 
@@ -68,7 +69,8 @@ def candidates(carriers: list, evidence: dict | None, failed: tuple[str, int] | 
         fixes += start_again(top, evidence)
     fixes += without_earlier_backward(freed, failed)
     fixes += earlier_backward_retained(freed, failed, (evidence or {}).get("steps", []))
-    return fixes
+    fixes += [r for r in retained_first(evidence) if all(r.edits != f.edits for f in fixes)]
+    return fixes + detached_at_join(carriers, evidence)
 
 
 def _loop(source: Source, statement: ast.stmt) -> ast.stmt | None:
