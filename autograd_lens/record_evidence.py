@@ -37,7 +37,8 @@
   the names whose graph reaches none of that node but another freed node of the failing graph;
 * ``root`` (the freed-graph error): the failing call's first root node, its ``name``,
   ``number`` and ``built`` (as for ``node``): a loss built before the call that freed its
-  graph ran is a second loss of the same forward, backpropagated in turn; ``stepped``: whether
+  graph ran, which that call did not go through (``went``, as for ``holders``), is a second
+  loss of the same forward, backpropagated in turn; ``stepped``: whether
   an optimizer step after that call wrote a weight the failing graph reaches (None: that call
   is not known);
 * ``backwards`` and ``steps``: every backward call and optimizer step, with their lines.
@@ -431,7 +432,7 @@ def evidence(log: Log, error: BaseException, outputs: Any, site: int, frame: Any
     freeing = (found["node"].get("freed_by") or {}) if kind == "freed" else {}
     if freeing.get("known") and freeing["number"] in reached:  # that call's graph, walked
         went = {n._sequence_nr() for n in reached[freeing["number"]]}
-        for holder in holders + carrying:
+        for holder in holders + carrying + ([found["root"]] if "root" in found else []):
             holder["went"] = holder["number"] in went
     if found["write"] is not None and found["write"]["weight"]:
         found["write"]["parameter"] = _parameter_path(frame, write[1])

@@ -7,7 +7,9 @@ loss itself, which the freeing call never went through. What the recording shows
 
 * :func:`is_second_loss`: that order (the failing call's root built when fewer backward calls
   had run than the number of the call that freed the graph; that call not run by another
-  backward, as a custom Function's backward runs one, and not started from the same roots);
+  backward, as a custom Function's backward runs one, not started from the same roots, and
+  not gone through the failing root: a loss scaled and backwarded, then backwarded again
+  itself, is the same loss twice);
 * :func:`joining_carrier`: the name through which the first loss took in the shared part: of
   the names that hold a graph reaching the freed node and that the freeing call went through,
   the one whose node was made first (nearest the shared part), named first when the source's
@@ -34,10 +36,10 @@ from .rules_in_turn import with_retained_graph
 
 def is_second_loss(evidence: dict | None) -> bool:
     """Whether the recording shows the failing loss built before the call that freed it."""
-    node = (evidence or {}).get("node") or {}
-    freed, built = node.get("freed_by"), ((evidence or {}).get("root") or {}).get("built")
-    return bool(freed and built) and not freed.get("nested") and \
-        freed.get("same_roots") is False and built["backward_calls"] < freed["number"]
+    node, root = (evidence or {}).get("node") or {}, (evidence or {}).get("root") or {}
+    freed, built = node.get("freed_by"), root.get("built")
+    return bool(freed and built) and not freed.get("nested") and root.get("went") is False \
+        and freed.get("same_roots") is False and built["backward_calls"] < freed["number"]
 
 
 def _joining(evidence: dict) -> dict | None:

@@ -30,7 +30,7 @@ def test_the_failing_loss_is_recorded_as_built_before_the_freeing_call(runs, nam
     recorded = runs[name]["report"]["recorded"]
     freed = recorded["node"]["freed_by"]
     assert freed["number"] == 1 and recorded["root"]["built"]["backward_calls"] == 0, recorded
-    assert recorded["root"]["stepped"] is False
+    assert recorded["root"]["stepped"] is False and recorded["root"]["went"] is False
 
 
 @pytest.mark.parametrize("name, carrier, line", [(HELPER, "cleaned", 25), (RETURNED, "sketch", 32)])
