@@ -395,6 +395,8 @@ def _collapse(pairs: list[tuple[Carrier, Any]]) -> list[tuple[Carrier, Any]]:
     result = []
     for (first, node), *more in groups.values():
         if more and "[" in first.name:
-            first = dataclasses.replace(first, why=f"{first.why} (and {len(more)} more entries of it)")
+            entries = "entry" if len(more) == 1 else "entries"
+            first = dataclasses.replace(first, why=f"{first.why} (and {len(more)} more "
+                                        f"{entries} of it)")
         result.append((first, node))
     return result

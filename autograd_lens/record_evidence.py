@@ -29,7 +29,7 @@
   attributes of the objects they hold, entries of containers one level deep) whose tensor's
   graph reaches that node, each with its ``scope``, the scope's ``file``, ``qualname`` and the
   line it runs at (``now``), the class it is an attribute of (``owner``, "" for none), for an
-  entry of a list the list's length (``entries``, else None), the node
+  entry of a list or a dict its length (``entries``, else None), the node
   its tensor holds (``node``, ``number``), and where that node was made: ``built`` (the
   innermost user frame) and ``callers`` (the user frames that called it, innermost first), and
   ``went``: whether that node lies in the graph of the call that freed the failing node (when
@@ -276,7 +276,8 @@ def _named(frame: Any) -> Iterator[tuple[str, str, Any, dict]]:
             yield name, scope, value, where
             for inner, item in _inside(value):
                 yield name + inner, scope, item, dict(where, owner=_owner(value)) \
-                    if inner.startswith(".") else where
+                    if inner.startswith(".") else dict(where, entries=len(value)) \
+                    if isinstance(value, dict) else where  # a dict's entry: of how many
 
 
 def _owner(value: Any) -> str:
@@ -291,7 +292,7 @@ def _inside(value: Any) -> Iterator[tuple[str, Any]]:
         for index, (key, item) in enumerate(value.items()):
             if index >= _ITEMS:
                 break
-            yield f"[{key!r}]", item
+            yield f'["{key}"]' if isinstance(key, str) else f"[{key!r}]", item  # as the source
     elif isinstance(value, torch.nn.Module):
         for key, item in list(value._parameters.items()) + list(value._buffers.items()) + \
                 list(value._modules.items()):

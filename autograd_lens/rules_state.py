@@ -442,21 +442,35 @@ def _kept_too(case: Case, source: Source, loop: ast.stmt, plan: Plan) -> Plan:
     return plan
 
 
+_ENTRY_OF_DICT = re.compile(r"([\w.]+)\[(['\"])[^'\"]*\2\]")
+
+
 def _entry_kept(case: Case, source: Source, loop: ast.stmt) -> list[Fix]:
     """An entry of a dict filled before the loop (``rollout = collect()``, read as
     ``rollout["old_log_probs"]`` in every step), never assigned on its own: kept as a constant,
-    detached once just after the dict is made (it cannot be computed again by itself)."""
-    carrier = case.carriers[0]
-    found = re.fullmatch(r"([\w.]+)\[(['\"])[^'\"]*\2\]", carrier.name)
-    scope = source.scope_at(carrier.line)
-    if found is None or source.stores(scope, carrier.name):
-        return []
-    made = [s for s in source.stores(scope, found.group(1))
-            if s.end_lineno < loop.lineno and isinstance(s, ast.Assign)]
-    lines = detach_lines(source, carrier.name, carrier.form, source.indent(made[-1].lineno)) \
-        if made else []
+    detached once just after the dict is made (it cannot be computed again by itself); the
+    whole dict when the recording shows every entry of it holding the freed graph (``shown``),
+    and so each other such dict among the carriers, made before the loop too."""
+    plan, done = Plan(source), set()
+    for carrier in case.carriers:
+        found = _ENTRY_OF_DICT.fullmatch(carrier.name)
+        whole = found is not None and carrier.shown == found[1]
+        if carrier is not case.carriers[0] and not (whole and carrier.file == source.file):
+            continue  # after the first carrier: only whole dicts, of the same file
+        scope = source.scope_at(carrier.line)
+        made = [s for s in source.stores(scope, found[1])
+                if s.end_lineno < loop.lineno and isinstance(s, ast.Assign)] if found else []
+        if not made or found[1] in done or source.stores(scope, carrier.name):
+            if carrier is case.carriers[0]:
+                return []
+            continue
+        lines = detach_lines(source, found[1] if whole else carrier.name,
+                             "dict" if whole else carrier.form, source.indent(made[-1].lineno))
+        if lines:
+            plan.after(made[-1].end_lineno, *lines)
+            done.add(found[1])
     return one_fix("computed once and kept as a constant: the steps train only what comes after "
-                   "it", Plan(source).after(made[-1].end_lineno, *lines) if lines else None)
+                   "it", plan if done else None)
 
 
 def detach_reads_before(case: Case) -> list[Fix]:
