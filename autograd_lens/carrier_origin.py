@@ -39,10 +39,17 @@ def got(carrier: Any, holders: list[dict]) -> Any:
     holds was made; for an attribute, the innermost method of the attribute's object in the
     call chain that made that node (the carrier then named there: ``self.cache_k``); for a name handed
     in by a caller (its scope was not running then), the caller's name that holds the same
-    tensor, in the scope that made it. Unchanged when the recording shows none of these."""
+    tensor, in the scope that made it (for ``args`` of ``*args``, whose entries the recording
+    lists, the entry's when they hold one node). Unchanged when the recording shows none of
+    these."""
     same = [h for h in holders if h["name"] == carrier.name and h.get("built")]
     if not same and carrier.name.startswith("self."):  # the same attribute path, from outside
         same = [h for h in holders if h["name"].endswith(carrier.name[4:]) and h.get("built")]
+    if not same:  # a tuple or list of arguments (``*args``) whose entries hold one node
+        same = [h for h in holders if h["name"].startswith(carrier.name + "[") and
+                h["name"].count("[") == 1 and h.get("built") and h["scope"] ==
+                f"{carrier.function}()"]
+        same = same if len({h.get("number") for h in same}) == 1 else []
     same.sort(key=lambda h: h["scope"] != f"{carrier.function}()")  # the carrier's scope first
     for holder in same:
         frames = [holder["built"], *holder.get("callers", [])]
