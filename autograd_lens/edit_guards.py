@@ -415,13 +415,14 @@ def names_bound(fixes: list) -> tuple[list, list[str]]:
                 reason = f"the edit ({fix.computes}) would not parse"
                 break
             whole = not is_cell(file)
-            try:  # what the program already reads so (after a loop, say) is not the edit's
-                before = {(n, s, t) for n, _, s, t in
+            try:  # what the program already reads so (after a loop, say) is not the edit's,
+                # in the line's new text too (``netD(fake.detach())`` for ``netD(fake)``)
+                before = {(n, s) for n, _, s, _ in
                           _unbound_in(ast.parse("".join(lines)), None, whole)}
             except SyntaxError:
                 before = set()
             unbound = [u for u in _unbound_in(tree, new_lines, whole)
-                       if (u[0], u[2], u[3]) not in before]
+                       if (u[0], u[2]) not in before]
             if unbound:
                 name, line, _, _ = unbound[0]
                 reason = (f"the edit ({fix.computes}) reads `{name}` at its line {line}, "

@@ -19,6 +19,7 @@ from .same_role import passed_later, same_role
 from .state_start import learned_start, stores_after
 from .leaf_lists import differentiated, entry_of, leaves_where_stored
 from .kept_stores import detach_where_stored, emptied_when, read_by_key
+from .critic_reads import critic_reads
 from .rules import BACKWARD, Case, Fix, detach_lines, failed_call, one_fix, recompute, \
     top_carrier, sum_losses, with_helper
 
@@ -474,9 +475,10 @@ def _entry_kept(case: Case, source: Source, loop: ast.stmt) -> list[Fix]:
 
 
 def detach_reads_before(case: Case) -> list[Fix]:
-    """A GAN's fake batch: ``.detach()`` it at its uses in the discriminator step; a score
-    of the discriminator kept from its own step, after its optimizer stepped: computed again
-    where the generator's loss reads it."""
+    """A GAN's fake batch: ``.detach()`` it at its uses in the discriminator step (the reads
+    before the failing one; with the generator's steps first, the critic's own reads, see
+    :mod:`autograd_lens.critic_reads`); a score of the discriminator kept from its own step,
+    after its optimizer stepped: computed again where the generator's loss reads it."""
     carrier, source = top_carrier(case)
     statement = source.statement_at(carrier.line) if source else None
     if statement is None:
@@ -484,11 +486,22 @@ def detach_reads_before(case: Case) -> list[Fix]:
     scope = source.scope_at(statement.lineno)
     stores = [s for s in source.stores(scope, carrier.name) if s.end_lineno < statement.lineno]
     start = stores[-1].end_lineno if stores else 0
-    if stores and _made_by_stepped(source, scope, stores[-1], statement):
+    critic = critic_reads(source, scope, carrier.name)
+    if stores and _made_by_stepped(source, scope, stores[-1], statement) and not critic:
         return one_fix("the discriminator's score is computed again after its step, from the "
                        "weights as the step left them, as the generator's loss needs; the "
                        "discriminator's own loss still trains it through the first score",
                        recompute(source, carrier.name, statement))
+    if critic and (stores and _made_by_stepped(source, scope, stores[-1], statement) or
+                   not any(_undetached(source, s, carrier.name) for s in source.statements(scope)
+                           if start < s.lineno and s.end_lineno < statement.lineno)):
+        # the generator's steps first: the read to detach is the critic's own, wherever it is
+        plan = Plan(source)
+        for read in critic:
+            plan.replace_span(read, f"{carrier.name}.detach()")
+        return one_fix("the discriminator's loss treats the generated batch as data and "
+                       "trains D only; the generator step's backward is the only one through G",
+                       plan)
     plan, kept = Plan(source), False
     for node in source.statements(scope):
         if start < node.lineno and node.end_lineno < statement.lineno and \
