@@ -3,7 +3,8 @@
 :func:`evidence` runs at the failing call of the replay and returns a JSON-able dict:
 
 * ``kind`` (``"freed"`` or ``"modified"``), ``message``, ``call`` (its number: 1 for the first
-  backward or ``autograd.grad`` call), ``at`` (the user's line that called it);
+  backward or ``autograd.grad`` call), ``at`` (the user's line that called it), ``nested``
+  (whether another backward call, running, ran it: a custom Function's backward);
 * ``node``: the node whose saved tensor was freed (or modified) that this backward met, with
   ``slot``, its sequence ``number``, ``built`` (the user's line that built it, with ``backward_calls`` and ``steps``: how
   many had run then) and, for the freed-graph error, ``freed_by`` (the backward call that freed
@@ -26,7 +27,8 @@
   ``backward_calls`` and ``steps`` None (not known), and ``copy_slices`` counts the graph's
   ``CopySlices`` nodes;
 * ``holders``: the user's names (locals of the user's frames, globals of the user's modules,
-  attributes of the objects they hold, entries of containers one level deep) whose tensor's
+  attributes of the objects they hold, a custom Function's ``ctx`` among them, entries of
+  containers one level deep) whose tensor's
   graph reaches that node, each with its ``scope``, the scope's ``file``, ``qualname`` and the
   line it runs at (``now``), the class it is an attribute of (``owner``, "" for none), for an
   entry of a list or a dict its length (``entries``, else None), the node
@@ -300,8 +302,9 @@ def _inside(value: Any) -> Iterator[tuple[str, Any]]:
         for key, item in vars(value).items():
             if not key.startswith("_") and isinstance(item, (torch.Tensor, list, tuple, dict)):
                 yield f".{key}", item
-    elif hasattr(value, "__dict__") and not isinstance(value, torch.Tensor) and \
-            is_users(getattr(sys.modules.get(type(value).__module__), "__file__", "") or ""):
+    elif hasattr(value, "__dict__") and not isinstance(value, torch.Tensor) and (
+            is_users(getattr(sys.modules.get(type(value).__module__), "__file__", "") or "")
+            or isinstance(value, torch.autograd.function.BackwardCFunction)):  # a Function's ctx
         for key, item in list(vars(value).items())[:_ITEMS]:
             yield f".{key}", item
 
@@ -389,6 +392,7 @@ def evidence(log: Log, error: BaseException, outputs: Any, site: int, frame: Any
         "kind": kind, "message": str(error).split("\n")[0], "call": log.backward_count + 1,
         "at": log.sites.resolve(site)["user"], "node": None, "write": None, "written": [],
         "holders": [], "carrying": [], "steps_before": log.step_count,
+        "nested": log.depth > 1,
         "backwards": [dict(log.sites.resolve(c["site"])["user"] or {}, number=c["number"],
                            retained=c["retained"], steps_before=c["steps_before"])
                       for c in log.backwards[-50:]],

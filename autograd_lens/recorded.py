@@ -317,7 +317,9 @@ def holding_itself(carriers: list, evidence: dict, freed: dict | None) -> list:
     itself = [h for h in holders if h.get("number") in freed_nodes and h.get("file")]
     if freed is None or not itself:
         return []
-    for carrier in carriers:  # a carrier of the source's whose node that call went through
+    for carrier in [] if evidence.get("nested") else carriers:
+        # a carrier of the source's whose node that call went through (the source reads the
+        # program around the failing call; not for a call a custom Function's backward runs)
         same = [h for h in holders if _held_as(carrier.name, h["name"])]
         if not same or any(h.get("went") is not False for h in same):
             return []  # (or one the recording cannot place): the source's reading stands

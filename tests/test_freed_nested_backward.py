@@ -1,6 +1,8 @@
 """The freed-graph error where the backward call that freed the graph was run by another
 backward (a custom Function whose backward runs its block's graph by hand): the recording marks
-that call ``nested``, and no edit leaves it out or keeps its graph (it is the Function's own
+that call ``nested`` (and the failing call, run by the outer backward, too), names first the
+attribute of the Function's ``ctx`` that holds the freed graph, and no edit leaves it out or
+keeps its graph (it is the Function's own
 gradient: without it the block trains no more, though every parameter the failing call reaches
 still gets a gradient). The two losses backwarded in turn, the first with ``retain_graph=True``,
 get one backward of their sum, and it trains as the program fixed by hand."""
@@ -24,6 +26,14 @@ def run(tmp_path_factory):
 def test_the_freeing_call_is_recorded_as_run_by_another(run):
     freed = run["report"]["recorded"]["node"]["freed_by"]
     assert freed["user"]["line"] == marked(NAME, "frees") and freed["nested"] is True, freed
+
+
+def test_the_functions_ctx_attribute_is_named_first(run):
+    """The failing call is the Function's own (run by the outer backward): the recording reads
+    the names of its frame, ``ctx``'s attributes among them, not the outer program's losses."""
+    assert run["report"]["recorded"]["nested"] is True
+    first = run["report"]["carriers"][0]
+    assert (first["name"], first["line"]) == ("ctx.inner_out", marked(NAME, "frees")), first
 
 
 def test_no_edit_leaves_out_the_functions_own_backward(run):
