@@ -112,13 +112,14 @@ def kept(carrier: Any) -> Any:
 
 
 def _whole(name: str, holder: dict, holders: list[dict], site: dict) -> str:
-    """The list for its entry ``name`` when every entry of it holds a graph freed by now and
-    its nodes were made by the one statement ``site`` (``targ_styles`` for ``targ_styles[0]``
-    in ``targ_styles = [gram(f) for f in feats]``), else ``name``."""
+    """The list (or the dict of several entries) for its entry ``name`` when every entry of it
+    holds a graph freed by now and its nodes were made by the one statement ``site``
+    (``targ_styles`` for ``targ_styles[0]`` in ``targ_styles = [gram(f) for f in feats]``),
+    else ``name``."""
     root = name.split("[")[0]
     if name == root or name[len(root):].count("[") != 1 or "." in root or \
-            not holder.get("entries"):
-        return name
+            not holder.get("entries") or (holder["entries"] < 2 and '["' in name):
+        return name  # (a dict of one entry: its key says more than the dict's name)
     made = {h["name"] for h in holders if h["name"].split("[")[0] == root and
             h["name"].count("[") == 1 and h["scope"] == holder["scope"] and
             _running([h["built"], *h.get("callers", [])], h) == site}

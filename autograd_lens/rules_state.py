@@ -47,6 +47,8 @@ def detach_state(case: Case, note: str = _TBPTT) -> list[Fix]:
                        leaves_where_stored(source, statement, weights))
     if already_detached(source, statement, path):
         return []  # a detach before a detach: the old graph came in some other way
+    if _backwarded_here(case, statement, path):
+        return []  # the failing call's own loss: detached, its backward would train nothing
     if bound_elsewhere(source, statement.lineno, path):
         return []  # a global the function only reads: a detach there would leave it unbound
     if _bound_inside(statement, path):
@@ -141,6 +143,16 @@ def _bound_inside(statement: ast.stmt, path: str) -> bool:
     bound = {t.id for n in ast.walk(statement) if isinstance(n, ast.comprehension)
              for t in ast.walk(n.target) if isinstance(t, ast.Name)}
     return bool(names & bound)
+
+
+def _backwarded_here(case: Case, statement: ast.stmt, path: str) -> bool:
+    """Whether ``statement`` is the failing call's and ``path`` the loss it backwards."""
+    failed = failed_call(case)
+    if failed is None or failed[1] is not statement and (
+            failed[0].file, failed[1].lineno) != (case.carriers[0].file, statement.lineno):
+        return False
+    subject = backward_subject(failed[2])
+    return subject is not None and path_of(subject) == path
 
 
 def detach_kept(case: Case) -> list[Fix]:
