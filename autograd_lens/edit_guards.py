@@ -404,10 +404,11 @@ def names_bound(fixes: list) -> tuple[list, list[str]]:
                 edited = apply(group, lines)
             except ValueError:
                 continue
-            new_lines, shift = set(), 0
+            new_lines, shift, origin = set(), 0, {}
             for edit in sorted(group, key=lambda e: e.line):
                 start = edit.line + shift
                 new_lines |= set(range(start, start + len(edit.new)))
+                origin.update({line: edit.line for line in range(start, start + len(edit.new))})
                 shift += len(edit.new) - 1
             try:
                 tree = ast.parse("".join(edited))
@@ -416,13 +417,13 @@ def names_bound(fixes: list) -> tuple[list, list[str]]:
                 break
             whole = not is_cell(file)
             try:  # what the program already reads so (after a loop, say) is not the edit's,
-                # in the line's new text too (``netD(fake.detach())`` for ``netD(fake)``)
-                before = {(n, s) for n, _, s, _ in
+                # at the line it replaces too (``netD(fake.detach())`` for ``netD(fake)``)
+                before = {(n, s, line) for n, line, s, _ in
                           _unbound_in(ast.parse("".join(lines)), None, whole)}
             except SyntaxError:
                 before = set()
             unbound = [u for u in _unbound_in(tree, new_lines, whole)
-                       if (u[0], u[2]) not in before]
+                       if (u[0], u[2], origin.get(u[1])) not in before]
             if unbound:
                 name, line, _, _ = unbound[0]
                 reason = (f"the edit ({fix.computes}) reads `{name}` at its line {line}, "

@@ -15,9 +15,8 @@ what the replay recorded instead:
   optimizer step ran since that backward (the fix said across a step only then); each carrier
   given where it got the graph; the page of losses of one forward backpropagated in turn when
   the recording shows it (both in :mod:`autograd_lens.carrier_origin`), and the pattern's own
-  page, not a discriminator's, for a tensor it shows made once up front (and for such a tensor,
-  or a container of them, the pattern of a tensor computed outside the loop, not a growing
-  buffer's or a kept value's); a name that holds a freed node itself named first when the source's carriers hold only nodes the freeing call
+  page, not a discriminator's, for a tensor it shows made once up front (and for a container
+  of such tensors, the pattern of a tensor computed outside the loop, not a growing buffer's); a name that holds a freed node itself named first when the source's carriers hold only nodes the freeing call
   did not go through (:func:`holding_itself`); the carriers ordered by what the recording shows
   each holds, a list's entry named by the list (:mod:`autograd_lens.held_names`); for a failing
   loss built before the call that freed its graph ran, the name through which the first loss
@@ -187,10 +186,9 @@ def amend(finding: Any, evidence: dict | None, why_not: str = "") -> Any:
         elif key == "shared_trunk" and not finding.situation and changes["carriers"] and \
                 _made_before_training(changes["carriers"][0], evidence):
             changes["situation"] = "13_tensor_outside_loop"
-        elif key in ("growing_buffer", "kept_value") and not finding.situation and \
-                changes["carriers"] and _made_before_training(changes["carriers"][0], evidence):
-            # made once, up front: no buffer grew, no step's value was kept for the next
-            changes["pattern"] = PATTERNS["outside_loop"]
+        elif key == "growing_buffer" and not finding.situation and changes["carriers"] and \
+                _made_before_training(changes["carriers"][0], evidence):
+            changes["pattern"] = PATTERNS["outside_loop"]  # made once, up front: no buffer grew
     return dataclasses.replace(finding, **changes)
 
 

@@ -160,7 +160,8 @@ def detach_kept(case: Case) -> list[Fix]:
     made from predictions): detached where the step reads it, as a state is, and said as what
     it is, a constant, not a truncated recurrence."""
     entry = "[" in case.carriers[0].name if case.carriers else False
-    return (_stored_by_key(case) if entry else []) or detach_state(case, _CONSTANT)
+    return (_stored_by_key(case) if entry else []) or detach_state(case, _CONSTANT) or \
+        _kept_where_made(case)  # made once, up front, as recorded: detached there
 
 
 def _stored_by_key(case: Case) -> list[Fix]:
@@ -382,22 +383,39 @@ def recompute_inside(case: Case) -> list[Fix]:
 def _kept_where_made(case: Case) -> list[Fix]:
     """The carrier's tensor detached just after the statement that made it, as the replay
     recorded it (``carrier.got``), when that statement, outside every loop, assigns it to a
-    plain name (the caller's name of a tensor handed to a function; the list whose every
-    entry holds a freed graph)."""
-    carrier = case.carriers[0] if case.carriers else None
+    plain name (the caller's name of a tensor handed to a function; the list, or the dict,
+    whose every entry holds a freed graph); and so each later carrier made so, in that file."""
+    first = _made_up_front(case.carriers[0]) if case.carriers else None
+    if first is None:
+        return []
+    source, plan, names = first[0], Plan(first[0]), set()
+    for found in [first] + [_made_up_front(c) for c in case.carriers[1:]]:
+        if found is None or found[0].file != source.file or found[2] in names:
+            continue
+        _, statement, name, form = found
+        lines = detach_lines(source, name, form, source.indent(statement.lineno))
+        if lines:
+            plan.after(statement.end_lineno, *lines)
+            names.add(name)
+    return one_fix("computed once and kept as a constant: the steps train only what comes "
+                   "after it", plan if names else None)
+
+
+def _made_up_front(carrier: Any) -> tuple | None:
+    """(source, statement, name, form) of a carrier made by ``name = EXPR`` outside every loop,
+    as recorded (the form of a dict, for an entry read by a string key); None for any other."""
     got = getattr(carrier, "got", None)
     source = Source.read(got["file"]) if got else None
     statement = source.statement_at(got["line"]) if source else None
-    name = carrier.shown or carrier.name if carrier is not None else ""
+    name = carrier.shown or carrier.name
     if statement is None or source.loop_of(statement) is not None or \
             not isinstance(statement, ast.Assign) or len(statement.targets) != 1 or \
             not isinstance(statement.targets[0], ast.Name) or statement.targets[0].id != name:
-        return []
+        return None
     form = "list" if carrier.name.startswith(name + "[") and \
-        isinstance(statement.value, (ast.List, ast.ListComp)) else carrier.form
-    lines = detach_lines(source, name, form, source.indent(statement.lineno))
-    return one_fix("computed once and kept as a constant: the steps train only what comes "
-                   "after it", Plan(source).after(statement.end_lineno, *lines) if lines else None)
+        isinstance(statement.value, (ast.List, ast.ListComp)) else \
+        "dict" if carrier.name.startswith(name + '["') else carrier.form
+    return source, statement, name, form
 
 
 def _recompute_inside(case: Case) -> list[Fix]:

@@ -13,8 +13,9 @@ loss itself, which the freeing call never went through. What the recording shows
 * :func:`joining_carrier`: the name through which the first loss took in the shared part: of
   the names that hold a graph reaching the freed node and that the freeing call went through,
   the one whose node was made first (nearest the shared part), named first when the source's
-  first carrier is a name that call did not go through; given at the statement that reads it
-  into the first loss's computation;
+  first carrier is a name that call did not go through, handed to another function that
+  backwards it (a loss backwarded where it is made is named itself, the second of two backward
+  calls); given at the statement that reads it into the first loss's computation;
 * :func:`retained_first`: the freeing call keeps the graph (``retain_graph=True``), so the
   second loss goes through it too: each loss's gradients, in turn, as the program meant them;
 * :func:`detached_at_join`: the first loss's computation reads the joining name detached, so
@@ -56,9 +57,12 @@ def joining_carrier(carriers: list, evidence: dict, got: Any) -> list:
     holders = evidence.get("holders", []) + evidence.get("carrying", [])
     if not is_second_loss(evidence) or not carriers:
         return carriers
-    top = carriers[0]
+    top, at = carriers[0], evidence.get("at") or {}
     if any(h.get("went") is True and h["name"] == top.name for h in holders):
         return carriers  # the source's first carrier is one the freeing call went through
+    if top.got is not None and (top.got["file"], top.got.get("qualname", top.got["function"])) \
+            == (at.get("file"), at.get("qualname", at.get("function"))):
+        return carriers  # the failing loss backwarded where it is made: named itself
     holder = _joining(evidence)
     if holder is None:
         return carriers

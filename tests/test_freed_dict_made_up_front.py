@@ -1,10 +1,9 @@
 """The freed-graph error of dicts of tensors computed once before training through a module
 whose weights still require grad: the recording names each dict entry as the source spells it
 (``targets["low"]``), so the entry is found where its node was made, and a dict whose every
-entry holds the freed graph is named as the dict, at the statement that made it. The pattern
-is a tensor computed outside the loop, not a value one step kept for the next (none had run),
-and the fix detaches each such dict once, just after it is made; it trains as the program
-fixed by hand."""
+entry holds the freed graph is named as the dict, at the statement that made it. The fix
+detaches each such dict once, just after the statement the recording shows made it; it trains
+as the program fixed by hand."""
 
 from __future__ import annotations
 
@@ -34,9 +33,9 @@ def test_each_dict_is_named_where_it_was_made(run):
     assert "(and 1 more entry of it)" in run["text"]
 
 
-def test_the_pattern_is_a_tensor_computed_outside_the_loop(run):
-    assert run["report"]["pattern"] == "outside_loop"
-    assert run["report"]["page"].endswith("/13_tensor_outside_loop.html")
+def test_the_pattern_is_a_value_kept_without_its_graph(run):
+    assert run["report"]["pattern"] == "kept_value"
+    assert run["report"]["page"].endswith("/10_detach.html")
 
 
 def test_each_dict_is_detached_once_where_it_is_made(run):
