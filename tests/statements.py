@@ -17,7 +17,13 @@ the edit) and holds it to the report's ``recorded`` evidence:
 * "Between the save and that write: N backward calls and M optimizer steps ran": the counts
   recorded (never said where the save itself was not recorded);
 * "node was made by `TEXT` at FILE:LINE (recorded in a replay)": a statement (or a user frame
-  calling it) that the recording shows making the node of a name that holds a freed graph.
+  calling it) that the recording shows making the node of a name that holds a freed graph;
+* "the loss of backward call N was computed from it ... before the failing loss (computed
+  earlier, from the same forward)": call N freed the graph, and the failing loss was recorded
+  built before it ran, and not gone through by it;
+* "the optimizer step between them changed no weight the later loss reaches (recorded)", in an
+  edit's text too: a step ran after the freeing call, and the recording shows none of the
+  failing graph's weights written by a step since.
 """
 
 from __future__ import annotations
@@ -83,6 +89,28 @@ def unsupported(text: str, report: dict) -> list[str]:
                 r"node was made by `([^`]+)` at ([\w.]+):(\d+) \(recorded in a replay\)", line):
             if (file, int(where), text_) not in made:
                 wrong.append(f"no node of a holder was recorded made at {file}:{where}: {line}")
+    return wrong + _second_loss(text, recorded)
+
+
+def _second_loss(text: str, recorded: dict) -> list[str]:
+    """The statements about a second loss of the same forward (see the module's docstring)."""
+    wrong = []
+    root = recorded.get("root") or {}
+    freed = (recorded.get("node") or {}).get("freed_by") or {}
+    for number in re.findall(r"the loss of backward call (\d+) was computed from it, and that "
+                             r"call went through it before the failing loss \(computed earlier",
+                             text):
+        built = (root.get("built") or {}).get("backward_calls")
+        if int(number) != freed.get("number") or built is None or built >= int(number) or \
+                root.get("went") is not False:
+            wrong.append(f"not a second loss as recorded (freed by {freed.get('number')}, "
+                         f"built after {built} calls, went {root.get('went')}): call {number}")
+    if "changed no weight the later loss reaches (recorded)" in text and (
+            root.get("stepped") is not False or not any(
+                s["after_backward_calls"] >= freed.get("number", 1 << 30)
+                for s in recorded.get("steps", []))):
+        wrong.append(f"a step said to change no weight of the later loss: stepped "
+                     f"{root.get('stepped')}, steps {recorded.get('steps')}")
     return wrong
 
 

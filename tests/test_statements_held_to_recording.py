@@ -62,3 +62,28 @@ def test_the_check_finds_what_the_recording_does_not_show():
         "the backward at train.py:30 failed."])
     assert unsupported(right, report) == []
     assert unsupported(text, {"recorded": None}) == []  # nothing recorded: nothing to hold to
+
+
+def test_the_check_holds_a_second_loss_to_its_recorded_order():
+    """A second loss of the same forward, and a step said to change none of its weights: each
+    said true only where the recording shows it (the failing loss built before the call that
+    freed its graph, not gone through by it; no step since writing a weight it reaches)."""
+    said = ("autograd_lens: this backward reaches a graph that an earlier call already went "
+            "through.\n  sketch  train.py:32 in <module>: its tensor's node ... holds the shared "
+            "part of the graph: the loss of backward call 1 was computed from it, and that call "
+            "went through it before the failing loss (computed earlier, from the same forward) "
+            "was backpropagated.\nThe fix as an edit of your program (...; the optimizer step "
+            "between them changed no weight the later loss reaches (recorded)):")
+    recorded = {"kind": "freed", "backwards": [], "steps": [{"after_backward_calls": 1}],
+                "node": {"freed_by": {"number": 1}},
+                "root": {"built": {"backward_calls": 0}, "went": False, "stepped": False}}
+    assert unsupported(said, {"recorded": recorded}) == []
+    later = dict(recorded, root={"built": {"backward_calls": 1}, "went": False, "stepped": False})
+    gone = dict(recorded, root={"built": {"backward_calls": 0}, "went": True, "stepped": False})
+    stepped = dict(recorded, root={"built": {"backward_calls": 0}, "went": False,
+                                   "stepped": True})
+    for wrong in (later, gone):
+        assert [w for w in unsupported(said, {"recorded": wrong}) if "second loss" in w], wrong
+    assert [w for w in unsupported(said, {"recorded": stepped}) if "a step said" in w]
+    unstepped = dict(recorded, steps=[])
+    assert [w for w in unsupported(said, {"recorded": unstepped}) if "a step said" in w]
