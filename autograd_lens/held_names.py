@@ -31,7 +31,16 @@ _ENTRY = re.compile(r"([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\[(\d+)\]")
 _PUTS = ("append", "extend", "insert")
 
 
-def _same(name: str, recorded: str) -> bool:
+def recorded_names(evidence: dict | None) -> list[dict]:
+    """Every name the recording lists: those holding the failing node's graph (``holders``),
+    then those reaching only another freed node of it (``carrying``)."""
+    return list((evidence or {}).get("holders") or []) + \
+        list((evidence or {}).get("carrying") or [])
+
+
+def held_as(name: str, recorded: str) -> bool:
+    """Whether a carrier of the source (``self.scale``, ``net[2].weight``) is the recorded name
+    (``model.1.scale``: the same attribute seen from outside; ``net.2.weight``)."""
     recorded = re.sub(r"\.(\d+)(?=\.|$|\[)", r"[\1]", recorded)
     return name == recorded or (name.startswith("self.") and recorded.endswith(name[4:]))
 
@@ -39,7 +48,7 @@ def _same(name: str, recorded: str) -> bool:
 def _rank(carrier: Any, holders: list[dict], freed: set) -> int:
     """0: held with a freed node or one the freeing call went through; 1: held with a later
     node only; 2: not listed by the recording."""
-    same = [h for h in holders if _same(carrier.name, h["name"])]
+    same = [h for h in holders if held_as(carrier.name, h["name"])]
     if any(h.get("went") is True or h.get("number") in freed for h in same):
         return 0
     return 1 if same else 2
@@ -48,7 +57,7 @@ def _rank(carrier: Any, holders: list[dict], freed: set) -> int:
 def by_recording(carriers: list, evidence: dict) -> list:
     """``carriers`` ordered by what the recording shows each holds (see the module's
     docstring); unchanged when the recording confirms none of them."""
-    holders = evidence.get("holders", []) + evidence.get("carrying", [])
+    holders = recorded_names(evidence)
     freed = set(evidence.get("freed_nodes") or ())
     ranks = [_rank(c, holders, freed) for c in carriers]
     if not carriers or min(ranks) > 0:
@@ -74,7 +83,7 @@ def as_container(carrier: Any, holders: list[dict] = ()) -> Any:
         return dataclasses.replace(carrier, shown=root, put=put)
     if put is None:
         return carrier
-    chain = [f for h in holders if _same(carrier.name, h["name"]) and h.get("built")
+    chain = [f for h in holders if held_as(carrier.name, h["name"]) and h.get("built")
              for f in [h["built"], *h.get("callers", [])]]
     site = next((f for f in chain if (f["file"], f["line"]) == (put["file"], put["line"])),
                 None)

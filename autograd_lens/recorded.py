@@ -35,7 +35,7 @@ import re
 from typing import Any
 
 from .carrier_origin import got, in_turn
-from .held_names import as_container, by_recording
+from .held_names import as_container, by_recording, held_as, recorded_names
 from .old_graph import said
 from .places import place
 from .report import PATTERNS
@@ -164,7 +164,7 @@ def amend(finding: Any, evidence: dict | None, why_not: str = "") -> Any:
             changes["across_step"] = any(s["after_backward_calls"] >= number
                                          for s in evidence.get("steps", []))
             changes["carriers"] = [_earlier_said(c, freed) for c in finding.carriers]
-        holders = evidence.get("holders", []) + evidence.get("carrying", [])
+        holders = recorded_names(evidence)
         carriers = changes.get("carriers", finding.carriers)
         changes["carriers"] = [as_container(got(c, holders), holders) for c in by_recording(
             holding_itself(carriers, evidence, freed) + list(carriers), evidence)]
@@ -311,14 +311,14 @@ def holding_itself(carriers: list, evidence: dict, freed: dict | None) -> list:
     from .carriers import Carrier
 
     freed_nodes = set(evidence.get("freed_nodes") or ())
-    holders = evidence.get("holders", []) + evidence.get("carrying", [])
+    holders = recorded_names(evidence)
     itself = [h for h in holders if h.get("number") in freed_nodes and h.get("file")]
     if freed is None or not itself:
         return []
     for carrier in [] if evidence.get("nested") else carriers:
         # a carrier of the source's whose node that call went through (the source reads the
         # program around the failing call; not for a call a custom Function's backward runs)
-        same = [h for h in holders if _held_as(carrier.name, h["name"])]
+        same = [h for h in holders if held_as(carrier.name, h["name"])]
         if not same or any(h.get("went") is not False for h in same):
             return []  # (or one the recording cannot place): the source's reading stands
     found, seen = [], set()
@@ -338,13 +338,6 @@ def holding_itself(carriers: list, evidence: dict, freed: dict | None) -> list:
             "list" if "[" in name else "variable", held=True), holders)
         found.append(dataclasses.replace(carrier, name=name, shown=_written(carrier.shown)))
     return found
-
-
-def _held_as(name: str, recorded: str) -> bool:
-    """Whether a carrier of the source (``self.scale``) is the recorded name (``model.1.scale``:
-    the same attribute seen from outside)."""
-    recorded = _written(recorded)
-    return name == recorded or (name.startswith("self.") and recorded.endswith(name[4:]))
 
 
 def _written(name: str) -> str:

@@ -54,6 +54,7 @@ from .edits import Plan, Source, path_of
 from .rules import BACKWARD, Fix, one_fix
 from .rules_in_turn import with_retained_graph
 from .second_loss import detached_at_join, retained_first
+from .held_names import held_as, recorded_names
 from .state_start import reads_parameter
 
 
@@ -170,7 +171,7 @@ def made_again_in_loop(carrier: Any, evidence: dict | None) -> list[Fix]:
     if loop is None or made.end_lineno >= loop.lineno or \
             source.scope_at(made.lineno) is not source.scope_at(enters.lineno):
         return []
-    held = {h["name"] for h in holders} | {h["name"] for h in evidence.get("carrying", [])}
+    held = {h["name"] for h in recorded_names(evidence)}
     read = {n.id for n in ast.walk(made.value) if isinstance(n, ast.Name)}
     if read & held:  # computed again, it would read the old graph back in
         return []
@@ -198,7 +199,7 @@ def _stepped_since_built(evidence: dict) -> bool:
 def attribute_made_again(carrier: Any, evidence: dict | None) -> list[Fix]:
     """See the module's docstring."""
     holders = (evidence or {}).get("holders") or []
-    held = {h["name"] for h in holders + (evidence or {}).get("carrying", [])}
+    held = {h["name"] for h in recorded_names(evidence)}
     path = re.fullmatch(r"([A-Za-z_]\w*)\.(\w+)", carrier.name)
     if path is None or carrier.name not in held:
         return []
@@ -259,9 +260,8 @@ def _on(source: Source, value: ast.expr, prefix: str) -> str:
 
 def start_again(carrier: Any, evidence: dict | None) -> list[Fix]:
     """See the module's docstring."""
-    held = {h["name"] for h in ((evidence or {}).get("holders") or []) +
-            ((evidence or {}).get("carrying") or [])}
-    if carrier.name not in held and not any(_held_as_self(carrier.name, h) for h in held):
+    held = {h["name"] for h in recorded_names(evidence)}
+    if not any(held_as(carrier.name, h) for h in held):
         return []
     source = Source.read(carrier.file)
     enters = source.statement_at(carrier.line) if source else None
@@ -275,11 +275,6 @@ def start_again(carrier: Any, evidence: dict | None) -> list[Fix]:
                            "call's graph reaches the next; the state is no longer carried from "
                            "one call to the next", plan)
     return []
-
-
-def _held_as_self(name: str, recorded: str) -> bool:
-    """Whether ``self.X`` is the recorded ``obj.path.X`` (the same attribute, from outside)."""
-    return name.startswith("self.") and recorded.endswith(name[4:])
 
 
 def _start_of(node: ast.AST, name: str) -> ast.expr | None:

@@ -31,6 +31,7 @@ import dataclasses
 from typing import Any
 
 from .edits import Plan, Source
+from .held_names import recorded_names
 from .rules import Fix, one_fix
 from .rules_in_turn import with_retained_graph
 
@@ -54,7 +55,7 @@ def joining_carrier(carriers: list, evidence: dict, got: Any) -> list:
     (:func:`autograd_lens.carrier_origin.got`) at the statement that made its node."""
     from .carriers import Carrier
 
-    holders = evidence.get("holders", []) + evidence.get("carrying", [])
+    holders = recorded_names(evidence)
     if not is_second_loss(evidence) or not carriers:
         return carriers
     top, at = carriers[0], evidence.get("at") or {}
@@ -135,7 +136,7 @@ def detached_at_join(carriers: list, evidence: dict | None) -> list[Fix]:
     if not is_second_loss(evidence) or not carriers or carriers[0].got is None:
         return []
     carrier = carriers[0]
-    line = _join_line(carrier, evidence.get("holders", []) + evidence.get("carrying", []))
+    line = _join_line(carrier, recorded_names(evidence))
     source = Source.read(carrier.file)
     statement = source.statement_at(line) if source and line else None
     if statement is None:
