@@ -68,7 +68,8 @@ def got(carrier: Any, holders: list[dict]) -> Any:
             return _at_got(carrier, site, _whole(carrier.name, holder, holders, site))
         for other in holders:  # handed in: the name that holds it where it was made
             if other is not holder and other.get("number") == holder.get("number") and \
-                    other["scope"] != holder["scope"] and other.get("now") is not None and \
+                    other["scope"] != holder["scope"] and \
+                    (other.get("now") is not None or other["scope"].startswith("module ")) and \
                     "." not in other["name"].split("[")[0]:  # a caller's own name
                 site = _running([other["built"], *other.get("callers", [])], other)
                 if site is not None:

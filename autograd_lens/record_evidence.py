@@ -337,11 +337,11 @@ def _holders(log: Log, frame: Any, node: Any, written: int | None,
     holders, writers, carrying, seen, said = [], [], [], 0, set()
     for name, scope, value, where in _named(frame):
         seen += 1
-        if seen > _NAMES or (name, id(value)) in said:
+        if seen > _NAMES or (scope, name, id(value)) in said:
             if seen > _NAMES:
                 break
             continue
-        said.add((name, id(value)))
+        said.add((scope, name, id(value)))  # a caller's name too: handed in under the same one
         for suffix, tensor, owner in _tensors(value):
             if (name + suffix, scope, id(tensor)) in said:
                 continue

@@ -575,14 +575,20 @@ def _undetached(source: Source, node: ast.AST, path: str) -> list[ast.expr]:
 
 
 def detach_at_use(case: Case) -> list[Fix]:
-    """Two networks: the second network reads the first's output detached, or one backward."""
+    """Two networks: the second network reads the first's output detached, or one backward;
+    read in a ``for`` loop's header (``for a, b in zip(actions, baseline):``), detached there."""
     carrier, source = top_carrier(case)
     statement = source.statement_at(carrier.line) if source else None
-    if statement is None:
+    header = next((n.iter for n in ast.walk(source.tree) if isinstance(n, ast.For) and
+                   n.lineno == carrier.line), None) if source and statement is None else None
+    if statement is None and header is None:
         return []
     plan = Plan(source)
-    for read in _undetached(source, statement, carrier.name):
+    for read in _undetached(source, statement or header, carrier.name):
         plan.replace_span(read, f"{carrier.name}.detach()")
+    if statement is None:
+        return one_fix("the second loss trains what comes after the detached tensor only; the "
+                       "first loss alone trains what computed it", plan)
     for other, later in passed_later(source, statement, carrier.name):  # fake_A as fake_B
         for read in _undetached(source, later, other):
             plan.replace_span(read, f"{other}.detach()")
