@@ -146,6 +146,9 @@ def amend(finding: Any, evidence: dict | None, why_not: str = "") -> Any:
                                f"after {c.write.saver()} saved it", f"after {write.saver()} saved it")
                         if c.kind == "written" and c.write is not None and c.line == write.line
                         else c for c in carriers]
+        if write is not None and write.how == "step":  # the step's line, as recorded
+            carriers = [dataclasses.replace(c, write=write) if c.write is not None and
+                        c.write.how == "step" else c for c in carriers]
         unstepped = (write is not None and write.how == "op") or \
             (write is None and not evidence.get("steps_before"))  # no step wrote it
         if unstepped:
