@@ -358,19 +358,46 @@ def clear_buffer(case: Case) -> list[Fix]:
     here = where.scope_at(statement.lineno)
     there = source.scope_at(carrier.line)
     root = container.split(".")[0]
-    known = here is there or root in {t.split(".")[0].split("[")[0] for s in
-                                      where.statements(here) for t in targets(s)} | \
-        ({a.arg for a in here.args.args} if hasattr(here, "args") else set())
+    local = {t.split(".")[0].split("[")[0] for s in where.statements(here) for t in targets(s)}
+    known = here is there or root in local | \
+        ({a.arg for a in here.args.args} if hasattr(here, "args") else set()) or \
+        ("." in container and root not in local and root in _module_names(where))
     if not known:
         return clear_before_forward(case)  # a list the object's own forward hooks fill
     if read_by_key(where, container):  # a later step looks up what this one stored
         return _stored_by_key(case)
     if emptied_when(where, container):
         return []  # a window the program keeps across updates on purpose
-    plan = Plan(where).after(statement.end_lineno, f"{where.indent(statement.lineno)}"
-                                                   f"{container}.clear()")
+    indent, beside = where.indent(statement.lineno), _parallel(where, here, container)
+    plan = Plan(where).after(statement.end_lineno, *(
+        f"{indent}{name}.clear()" for name in [container] + beside))
     return one_fix("each update's backward goes through what was gathered since the previous "
-                "update only, then the list starts again empty", plan)
+                   "update only, then the list starts again empty" + (
+                       f" (and {', '.join(f'`{b}`' for b in beside)}, gathered beside it and "
+                       "read by the update, with it)" if beside else ""), plan)
+
+
+def _module_names(source: Source) -> set[str]:
+    """The names the module's own top level binds."""
+    return {t for s in source.tree.body if isinstance(s, ast.Assign) for t in targets(s)}
+
+
+def _parallel(source: Source, scope: ast.AST, container: str) -> list[str]:
+    """The other lists of the same object (``policy.rewards`` beside ``policy.saved_log_probs``)
+    that ``scope`` reads and does not empty, and that the program appends to: gathered step by
+    step beside the carrier, emptied with it, or the next update would pair them wrongly."""
+    owner = container.rpartition(".")[0]
+    if not owner:
+        return []
+    read = {path_of(n) for n in ast.walk(scope) if isinstance(n, ast.Attribute) and
+            isinstance(n.ctx, ast.Load) and path_of(n.value) == owner} - {container, None}
+    emptied = {path_of(getattr(t, "value", t)) for n in ast.walk(scope)
+               if isinstance(n, ast.Delete) for t in n.targets} | \
+        {path_of(n.func.value) for n in ast.walk(scope) if isinstance(n, ast.Call) and
+         isinstance(n.func, ast.Attribute) and n.func.attr == "clear"}
+    appended = {path_of(n.func.value) for n in ast.walk(source.tree) if isinstance(n, ast.Call)
+                and isinstance(n.func, ast.Attribute) and n.func.attr == "append"}
+    return sorted(name for name in read - emptied if name in appended)
 
 
 def recompute_inside(case: Case) -> list[Fix]:
