@@ -383,14 +383,17 @@ def _module_names(source: Source) -> set[str]:
 
 
 def _parallel(source: Source, scope: ast.AST, container: str) -> list[str]:
-    """The other lists of the same object (``policy.rewards`` beside ``policy.saved_log_probs``)
-    that ``scope`` reads and does not empty, and that the program appends to: gathered step by
-    step beside the carrier, emptied with it, or the next update would pair them wrongly."""
+    """The other lists of the same object (``policy.rewards`` beside ``policy.saved_log_probs``),
+    or read in one statement with the carrier (``loss_of(teacher_maps, student_maps)``), that
+    ``scope`` reads and does not empty, and that the program appends to: gathered step by step
+    beside the carrier, emptied with it, or the next update would pair them wrongly."""
     owner = container.rpartition(".")[0]
-    if not owner:
-        return []
+    beside = [n for s in source.statements(scope) if not hasattr(s, "body") and
+              source.reads(s, container) for n in ast.walk(s)]  # read in one statement with it
     read = {path_of(n) for n in ast.walk(scope) if isinstance(n, ast.Attribute) and
-            isinstance(n.ctx, ast.Load) and path_of(n.value) == owner} - {container, None}
+            isinstance(n.ctx, ast.Load) and path_of(n.value) == owner} if owner else set()
+    read = (read | {path_of(n) for n in beside if isinstance(n, (ast.Name, ast.Attribute))
+                    and isinstance(n.ctx, ast.Load)}) - {container, None}
     emptied = {path_of(getattr(t, "value", t)) for n in ast.walk(scope)
                if isinstance(n, ast.Delete) for t in n.targets} | \
         {path_of(n.func.value) for n in ast.walk(scope) if isinstance(n, ast.Call) and
