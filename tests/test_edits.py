@@ -38,8 +38,6 @@ NO_EDIT = {
                                             "assigned: the cache that holds it is the program's "
                                             "parametrize.cached() block",
     "carrier_cached_by_lru.py": "no pattern shows in the evidence (\"unknown\"): nothing to edit",
-    "carrier_alias_of_a_buffer.py": "the list is emptied nowhere the failing step shows: where "
-                                    "to clear it is the program's choice",
     "carrier_memory_bank.py": "a module's list of kept tensors: which entries to keep is the "
                               "model's design",
     "carrier_cached_distribution.py": "the old graph sits in a distribution's lazily cached "
