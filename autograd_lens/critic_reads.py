@@ -62,13 +62,10 @@ def critic_reads(source: Source, scope: ast.AST, name: str) -> list[ast.expr]:
     statements = [s for s in source.statements(scope) if not hasattr(s, "body")]
     found = []
     for index, statement in enumerate(statements):
-        stepped = None
-        for call in ast.walk(statement):
-            if not isinstance(call, ast.Call) or not any(
-                    isinstance(a, ast.Name) and a.id == name or path_of(a) == name
-                    for a in call.args):
-                continue
-            stepped = stepped or _stepped_after(statements, index) or ""
-            if networks.get(stepped) and networks[stepped] == path_of(call.func):
+        passed = [c for c in ast.walk(statement) if isinstance(c, ast.Call) and
+                  any(path_of(a) == name for a in c.args)]
+        stepped = _stepped_after(statements, index) if passed else None
+        for call in passed:
+            if stepped in networks and networks[stepped] == path_of(call.func):
                 found += [a for a in call.args if path_of(a) == name]
     return found

@@ -38,6 +38,11 @@ def recorded_names(evidence: dict | None) -> list[dict]:
         list((evidence or {}).get("carrying") or [])
 
 
+def function_of(holder: dict) -> str:
+    """The function whose frame holds a recorded name (its ``scope`` without the ``()``)."""
+    return holder["scope"][:-2] if holder["scope"].endswith("()") else holder["scope"]
+
+
 def held_as(name: str, recorded: str) -> bool:
     """Whether a carrier of the source (``self.scale``, ``net[2].weight``) is the recorded name
     (``model.1.scale``: the same attribute seen from outside; ``net.2.weight``)."""

@@ -35,7 +35,7 @@ import re
 from typing import Any
 
 from .carrier_origin import got, in_turn
-from .held_names import as_container, by_recording, held_as, recorded_names
+from .held_names import as_container, by_recording, function_of, held_as, recorded_names
 from .old_graph import said
 from .places import place
 from .report import PATTERNS
@@ -332,8 +332,7 @@ def holding_itself(carriers: list, evidence: dict, freed: dict | None) -> list:
         seen.add(name)
         carrier = got(Carrier(
             name=holder["name"], file=holder["file"], line=holder["now"],
-            function=holder["scope"][:-2] if holder["scope"].endswith("()") else
-            holder["scope"], kind="old",
+            function=function_of(holder), kind="old",
             why=(f"is held here, at the failing call, and its tensor's node is itself one whose "
                  f"saved tensors backward call {freed['number']} at {_at(freed['user'])} "
                  "freed"),

@@ -31,7 +31,7 @@ import dataclasses
 from typing import Any
 
 from .edits import Plan, Source
-from .held_names import recorded_names
+from .held_names import function_of, recorded_names
 from .rules import Fix, one_fix
 from .rules_in_turn import with_retained_graph
 
@@ -68,10 +68,9 @@ def joining_carrier(carriers: list, evidence: dict, got: Any) -> list:
     if holder is None:
         return carriers
     freed = evidence["node"]["freed_by"]
-    function = holder["scope"][:-2] if holder["scope"].endswith("()") else holder["scope"]
     carrier = got(Carrier(
-        name=holder["name"], file=holder["file"], line=holder["now"], function=function,
-        kind="old", why=(f"holds the shared part of the graph: the loss of backward call "
+        name=holder["name"], file=holder["file"], line=holder["now"],
+        function=function_of(holder), kind="old", why=(f"holds the shared part of the graph: the loss of backward call "
                          f"{freed['number']} was computed from it, and that call went through "
                          "it before the failing loss (computed earlier, from the same forward) "
                          "was backpropagated")), holders)
