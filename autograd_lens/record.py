@@ -287,7 +287,7 @@ class Log:
               frame: Any, module: Any = None) -> None:
         """Keep a write: (number, storage, version after, shape, op, site, backward calls and
         steps so far, the step running, in a backward, a weight, the user's names for it, the
-        class of the library module whose forward made it)."""
+        class of the library module whose forward made it, and the user's names for that module)."""
         try:  # the version the write takes it to (PyTorch adds one once the mode returns)
             version = tensor._version + 1
         except Exception:  # noqa: BLE001 - an inference tensor has no version counter
@@ -297,9 +297,9 @@ class Log:
         self.writes.append((number, key, version, tuple(tensor.shape), func.__name__, site,
                             self.backward_count, self.step_count, self.in_step, self.depth > 0,
                             bool(tensor.requires_grad and tensor.is_leaf),
-                            () if quiet or frame is None else
-                            _names(frame, key) or _module_names(frame, module),
-                            type(module).__name__ if module is not None else ""))
+                            () if quiet or frame is None else _names(frame, key),
+                            type(module).__name__ if module is not None else "",
+                            () if quiet or frame is None else _module_names(frame, module)))
 
     def step_started(self, optimizer: Any, args: Any, kwargs: Any) -> None:
         self.in_step = self.step_count + 1

@@ -158,7 +158,8 @@ def _write_fields(log: Log, write: tuple, made: dict | None) -> dict:
         write[6] - made.get("backward_calls", write[6]), write[7] - made.get("steps", write[7]))
     return dict(log.sites.resolve(write[5]), op=write[4], shape=list(write[3]),
                 version=write[2], backward_calls=counts[0], steps=counts[1], in_step=write[8],
-                in_backward=write[9], weight=write[10], names=list(write[11]), module=write[12])
+                in_backward=write[9], weight=write[10], names=list(write[11]), module=write[12],
+                module_names=list(write[13]))
 
 
 def _hidden_write(log: Log, facts: dict) -> tuple | None:

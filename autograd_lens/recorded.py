@@ -63,8 +63,9 @@ def _write_of(old: Write | None, evidence: dict) -> Write | None:
         return old  # the module made with inplace=True whose call made the recorded write
     user, step = found["user"], found.get("in_step") is not None
     names = found.get("names") or [w["name"] for w in evidence.get("written", [])]
-    by = names[0] if found.get("module") and names else ""  # the module's name, not the tensor's
-    name = "" if by else names[0] if names else _target(found["user"]["text"])
+    modules = found.get("module_names") or []
+    by = modules[0] if found.get("module") and modules else ""  # the module's name
+    name = names[0] if names else "" if by else _target(found["user"]["text"])
     same = old is not None and (old.file, old.line) == (user["file"], user["line"])
     if (step and old is not None and old.weight) or (same and old.name):
         name = old.name  # as the first run named it: a step's module, or the same write
@@ -129,16 +130,16 @@ def amend(finding: Any, evidence: dict | None, why_not: str = "") -> Any:
         if finding.write is not None:
             carriers = [c for c in carriers if not (
                 c.kind == "written" and (write is None or (c.name, c.line) !=
-                                         (write.name, write.line)))]
+                                         (write.name or write.by, write.line)))]
             old_said, new_said = said([], True, finding.write), said([], True, write)
             carriers = [_rewhy(c, old_said, new_said) for c in carriers]
         if write is not None and write.how == "op" and (write.name or write.by) and \
                 not any(c.kind == "written" for c in carriers):
             carriers.insert(0, dataclasses.replace(
-                carriers[0] if carriers else _blank(), name=write.by or write.name, file=write.file,
+                carriers[0] if carriers else _blank(), name=write.name or write.by, file=write.file,
                 line=write.line, function=write.function, kind="written",
-                why=(f"runs here and writes in place what {write.saver()} saved" if write.module
-                     else f"is written in place here after {write.saver()} saved it"), write=write,
+                why=(f"runs here and writes in place what {write.saver()} saved"
+                     if write.module and not write.name else f"is written in place here after {write.saver()} saved it"), write=write,
                 origin="attribute" if "." in write.name and not write.module else "variable",
                 entry="written"))
         if write is not None:  # the first run's written carrier kept: with what was recorded

@@ -75,3 +75,44 @@ def test_the_edit_turns_the_default_off_and_trains_as_by_hand(tmp_path):
         [(marked(DEFAULT, "default"),
           "def hidden_block(width_in, width_out, p=0.3, inplace=False):  # default")]
     trains_as(DEFAULT, run["report"], default_by_hand(), tmp_path)
+
+
+NAMED = "inplace_dropout_module_on_a_named_output.py"
+
+
+@pytest.fixture(scope="module")
+def named_run(tmp_path_factory):
+    return command_reports([NAMED], tmp_path_factory.mktemp("named"))[NAMED]
+
+
+def test_the_module_that_wrote_is_named_as_the_one_run_not_the_tensor_it_wrote(named_run):
+    """The write is said to run the module (`self.drop`), as recorded, and the carrier is the
+    tensor it wrote (`h`), at the line that ran the module: never `h` said to be a Dropout."""
+    text, line = named_run["text"], marked(NAMED, "write")
+    assert f"which runs `self.drop` (a Dropout), whose forward wrote it in place." in text, text
+    assert "runs `h`" not in text, text
+    assert f"`self.drop`, run at {NAMED}:{line}, wrote in place" in text, text
+    first = named_run["report"]["carriers"][0]
+    assert (first["name"], first["line"]) == ("h", line), first
+    assert "is written in place here after SigmoidBackward0 saved it" in first["why"], first
+    edits = named_run["report"]["edits"]
+    assert [(e["line"], e["new"][0].strip()) for e in edits] == \
+        [(marked(NAMED, "made"), "self.drop = nn.Dropout(0.2, inplace=False)  # made")], edits
+
+
+def named_by_hand() -> dict:
+    torch.manual_seed(0)
+    fc, out = nn.Linear(10, 10), nn.Linear(10, 1)
+    drop = nn.Dropout(0.2)
+    opt = torch.optim.Adam([*fc.parameters(), *out.parameters()], lr=1e-2)
+    for _ in range(3):
+        x = torch.randn(16, 10)
+        loss = out(drop(torch.sigmoid(fc(x)))).pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return {"net.0.fc.weight": fc.weight, "net.1.weight": out.weight}
+
+
+def test_the_flag_turned_off_where_the_module_is_made_trains_as_by_hand(named_run, tmp_path):
+    trains_as(NAMED, named_run["report"], named_by_hand(), tmp_path)
