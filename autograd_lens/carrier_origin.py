@@ -64,6 +64,10 @@ def got(carrier: Any, holders: list[dict]) -> Any:
             if method is not None:
                 return _at_got(carrier, method, shown)
         site = _running(frames, holder)
+        if site is not None and site["function"] == "<module>":
+            # a module global's entry or attribute that a function it called stores
+            site = next((f for f in frames[:frames.index(site)]
+                         if _stores(f, carrier.name) and _global_in(f, root)), site)
         if site is not None:
             return _at_got(carrier, site, _whole(carrier.name, holder, holders, site))
         for other in holders:  # handed in: the name that holds it where it was made
@@ -84,6 +88,16 @@ def _stores(site: dict, path: str) -> bool:
     source = Source.read(site["file"])
     statement = source.statement_at(site["line"]) if source else None
     return statement is not None and path in targets(statement)
+
+
+def _global_in(site: dict, name: str) -> bool:
+    """Whether ``name`` is a global of the function running at ``site`` (neither an argument
+    nor a local of it)."""
+    from .edit_guards import binds
+    from .edits import Source
+
+    source = Source.read(site["file"])
+    return source is not None and not binds(source.scope_at(site["line"]), name)
 
 
 def kept(carrier: Any) -> Any:

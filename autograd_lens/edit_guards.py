@@ -332,6 +332,15 @@ class _Bound:
         return bound | _stored(statement)
 
 
+def binds(scope: ast.AST, name: str) -> bool:
+    """Whether the function ``scope`` binds ``name``: an argument or a local of it."""
+    arguments = getattr(scope, "args", None)
+    given = {a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs,
+                             *filter(None, (arguments.vararg, arguments.kwarg)))} \
+        if isinstance(arguments, ast.arguments) else set()
+    return name in given or name in _scope_locals(scope)
+
+
 def _scope_locals(scope: ast.AST) -> set[str]:
     body = scope.body if hasattr(scope, "body") else []
     names: set[str] = set()

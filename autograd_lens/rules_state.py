@@ -321,11 +321,11 @@ def total_as_number(case: Case) -> list[Fix]:
     method = "detach" if tensor else "item"
     plan.replace_span(term, f"{source.segment(term)}.{method}()" if simple
                       else f"({source.segment(term)}).{method}()")
-    backwards = [call for statement, call in source.calls(source.scope_at(carrier.line), BACKWARD)
-                 if statement.lineno > store.lineno and backward_subject(call) is not None
-                 and source.reads(backward_subject(call), carrier.name)]
-    if not backwards or path_of(term) is None:
-        return []  # the total's backward is not in sight (a helper's), or the loss has no name
+    later = [call for statement, call in source.calls(source.scope_at(carrier.line), BACKWARD)
+             if statement.lineno > store.lineno and backward_subject(call) is not None]
+    backwards = [call for call in later if source.reads(backward_subject(call), carrier.name)]
+    if not later or (backwards and path_of(term) is None):
+        return []  # the step's backward is not in sight (a helper's), or the loss has no name
     for call in backwards:  # (total / n).backward(), accelerator.backward(total): the loss's
         for read in source.reads(backward_subject(call), carrier.name):
             plan.replace_span(read, path_of(term))
