@@ -64,10 +64,12 @@ def got(carrier: Any, holders: list[dict]) -> Any:
             if method is not None:
                 return _at_got(carrier, method, shown)
         site = _running(frames, holder)
-        if site is not None and site["function"] == "<module>":
-            # a module global's entry or attribute that a function it called stores
-            site = next((f for f in frames[:frames.index(site)]
-                         if _stores(f, carrier.name) and _global_in(f, root)), site)
+        if site is not None and "." not in root:
+            # a global's entry that a function it called stores, or a name that the function
+            # which made the tensor gave it too (``stylecode = self.mapping(z)`` in ``forward``)
+            site = next((f for f in frames[:frames.index(site)] if _stores(f, carrier.name) and
+                         ("[" not in carrier.name or
+                          site["function"] == "<module>" and _global_in(f, root))), site)
         if site is not None:
             return _at_got(carrier, site, _whole(carrier.name, holder, holders, site))
         for other in holders:  # handed in: the name that holds it where it was made

@@ -131,12 +131,19 @@ def _reading(attr: str, suffix: str, files: list[str], old: bool,
     return found
 
 
-def _read_in_functions(name: str, filename: str) -> tuple[str, int, str] | None:
+def _read_in_functions(name: str, filename: str,
+                       running: frozenset[int] = frozenset()) -> tuple[str, int, str] | None:
     """A function of ``filename`` that reads the global ``name`` before assigning it:
-    (file, line, function)."""
+    (file, line, function); ``running``: the first lines of the step's running functions."""
+    from .edit_guards import binds
+
     tree = source_tree(filename)
     for node in ([] if tree is None else ast.walk(tree)):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
+                (min([node.lineno, *(d.lineno for d in node.decorator_list)]) in running or
+                 not binds(node, name)):
+            # (a function's argument or local of that name is not the global, unless the
+            # function runs in the step, handed the value)
             use, before = first_read(uses_of(node), name)
             if before:
                 return filename, use.line, node.name
@@ -273,7 +280,9 @@ def entry_of(candidate: Candidate, steps: list[Step], old: bool = False) -> Entr
                       if not u.store and not u.mutator and overlaps(u.path, path)), store.line)
         return Entry("assigned_first", path, code.co_filename, later if old else store.line,
                      code.co_name, update, False, argument)
-    elsewhere = _read_in_functions(path, code.co_filename) if path == root else None
+    running = frozenset(f.frame.f_code.co_firstlineno for f in steps
+                        if f.frame.f_code.co_filename == code.co_filename)
+    elsewhere = _read_in_functions(path, code.co_filename, running) if path == root else None
     if elsewhere is not None:  # a global that a function of the step reads
         return Entry("read_first", path, *elsewhere, update, True, False)
     return Entry("unread", path, code.co_filename, step.frame.f_lineno, code.co_name, update,

@@ -421,8 +421,9 @@ def evidence(log: Log, error: BaseException, outputs: Any, site: int, frame: Any
             freeing["same_roots"] = kept is not None and set(kept) == set(roots)
         found["freed_nodes"] = sorted(n._sequence_nr() for n, _ in stale)
         if roots:  # the failing call's own loss: made before the freeing call ran, or after
-            first = roots[0]._sequence_nr()
-            found["root"] = {"name": node_name(roots[0]), "number": first,
+            own = _own_loss(log, roots[0], found["at"])
+            first = own._sequence_nr()
+            found["root"] = {"name": node_name(own), "number": first,
                              "built": _built(log, first),
                              "stepped": _stepped_weights(log, order, freeing)}
     write = _first_write(log, facts, number) if facts else None
@@ -443,6 +444,21 @@ def evidence(log: Log, error: BaseException, outputs: Any, site: int, frame: Any
     if found["write"] is not None and found["write"]["weight"]:
         found["write"]["parameter"] = _parameter_path(frame, write[1])
     return found
+
+
+def _own_loss(log: Log, root: Any, at: dict | None) -> Any:
+    """The failing call's loss: its root, or, where the backward's own statement made the root
+    from one tensor (``(w_rec_loss * weight).backward()``), the node of that tensor."""
+    node = root
+    while at:
+        built = (_built(log, node._sequence_nr()) or {}).get("user") or {}
+        if (built.get("file"), built.get("line")) != (at.get("file"), at.get("line")):
+            return node
+        made = [kid for kid in children(node) if _built(log, kid._sequence_nr())]
+        if len(made) != 1:
+            return node
+        node = made[0]
+    return node
 
 
 def _stepped_weights(log: Log, order: list[Any], freeing: dict | None) -> bool | None:

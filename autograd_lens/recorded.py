@@ -177,7 +177,7 @@ def amend(finding: Any, evidence: dict | None, why_not: str = "") -> Any:
                 and finding.situation != "12_gan_discriminator":  # a GAN's own page stands
             changes["carriers"] = joining_carrier(changes["carriers"], evidence, got)
             changes["situation"] = "02_two_losses_one_forward"
-            if key not in ("shared_trunk", "two_networks"):
+            if key != "shared_trunk":  # (not two networks: the loss was made before the call)
                 changes["pattern"] = PATTERNS["shared_trunk"]
             changes["across_step"] = bool(evidence["root"].get("stepped"))
             return dataclasses.replace(finding, **changes)
