@@ -265,16 +265,18 @@ def detach_stored(case: Case) -> list[Fix]:
         return detach_state(case, _CONSTANT)
     plan, scope = Plan(source), source.scope_at(carrier.line)
     for other in _kept_with(case, carrier, source):  # running_mean and running_var: both
-        stores = [s for s in source.stores(scope, other.name) if s.lineno >= other.line]
-        if returned_after(source, stores[0], other.name):
+        # after the function's last store of it: the reads between its stores (a membrane
+        # potential updated, read, then reset) are this call's own, with their graph
+        last = [s for s in source.stores(scope, other.name) if s.lineno >= other.line][-1]
+        if returned_after(source, last, other.name):
             return []  # stored detached, this call's own output would lose its graph
-        lines = detach_lines(source, other.name, other.form, source.indent(stores[0].lineno))
+        lines = detach_lines(source, other.name, other.form, source.indent(last.lineno))
         if not lines:
             return []
-        plan = with_helper(plan.after(stores[0].end_lineno, *lines), source, stores[0].lineno,
-                           other.form)
-    return one_fix("the attribute keeps its running value without a graph: each step's loss "
-                "treats it as a constant", plan)
+        plan = with_helper(plan.after(last.end_lineno, *lines), source, last.lineno, other.form)
+    return one_fix("the attribute keeps its running value without a graph: each call that "
+                   "reads it takes it in as a constant, so no gradient flows through it from one "
+                   "call into the next", plan)
 
 
 def _kept_with(case: Case, carrier: Any, source: Source) -> list[Any]:
@@ -324,8 +326,10 @@ def total_as_number(case: Case) -> list[Fix]:
     later = [call for statement, call in source.calls(source.scope_at(carrier.line), BACKWARD)
              if statement.lineno > store.lineno and backward_subject(call) is not None]
     backwards = [call for call in later if source.reads(backward_subject(call), carrier.name)]
-    if not later or (backwards and path_of(term) is None):
-        return []  # the step's backward is not in sight (a helper's), or the loss has no name
+    wrapped = [call for call in later if call not in backwards and source.reads(call, carrier.name)]
+    if not later or wrapped or (backwards and path_of(term) is None):
+        return []  # the step's backward is not in sight (a helper's, or a wrapper's that takes
+        # the total: runner.backward(total)), or the loss has no name
     for call in backwards:  # (total / n).backward(), accelerator.backward(total): the loss's
         for read in source.reads(backward_subject(call), carrier.name):
             plan.replace_span(read, path_of(term))
