@@ -312,11 +312,14 @@ def without_earlier_backward(freed: dict | None, failed: tuple[str, int] | None)
                    "that loss's gradients, once", plan)
 
 
-def _freeing_statement(freed: dict | None, failed: tuple[str, int] | None) -> tuple | None:
+def _freeing_statement(freed: dict | None, failed: tuple[str, int] | None,
+                       wrapped: bool = False) -> tuple | None:
     """The recorded freeing call's statement (a call on one line of its own, in another
     function than the failing call: in the same one the pattern's own rules read it, and not
     run by another backward, as a custom Function's backward runs one: that call is the
-    Function's own gradient), with its source and scope; else None."""
+    Function's own gradient), with its source and scope; else None. ``wrapped``: in the same
+    function too, when both are in one loop and the failing call stands above the freeing one
+    (the next pass of the loop fails)."""
     site = (freed or {}).get("user")
     if not site or failed is None or (site["file"], site["line"]) == tuple(failed) or \
             freed.get("nested"):  # part of another backward (a custom Function's own pass)
@@ -327,9 +330,16 @@ def _freeing_statement(freed: dict | None, failed: tuple[str, int] | None) -> tu
             statement.lineno != statement.end_lineno:
         return None
     scope = source.scope_at(statement.lineno)
-    if site["file"] == failed[0] and source.scope_at(failed[1]) is scope:
+    if site["file"] == failed[0] and source.scope_at(failed[1]) is scope and \
+            not (wrapped and failed[1] < statement.lineno and _in_loop(source, statement, failed[1])):
         return None
     return source, statement, scope
+
+
+def _in_loop(source: Source, statement: ast.stmt, line: int) -> bool:
+    """Whether the innermost loop around ``statement`` holds ``line`` too."""
+    loop = source.loop_of(statement)
+    return loop is not None and loop.lineno < line <= loop.end_lineno
 
 
 def earlier_backward_retained(freed: dict | None, failed: tuple[str, int] | None,
@@ -337,7 +347,7 @@ def earlier_backward_retained(freed: dict | None, failed: tuple[str, int] | None
     """See the module's docstring: ``steps``, the recorded optimizer steps before the failing
     call (none may have run after the freeing call: the graph kept would hold weights a step
     changed)."""
-    found = _freeing_statement(freed, failed)
+    found = _freeing_statement(freed, failed, wrapped=True)
     if found is None or freed.get("same_roots") is not False or \
             any(s["after_backward_calls"] >= freed["number"] for s in steps):
         return []
@@ -346,6 +356,12 @@ def earlier_backward_retained(freed: dict | None, failed: tuple[str, int] | None
     if not isinstance(call, ast.Call) or backward_subject(call) is None or call.args or \
             any(k.arg in ("retain_graph", "create_graph") for k in call.keywords):
         return []
+    if failed[0] == freed["user"]["file"] and source.scope_at(failed[1]) is scope:
+        return one_fix(f"the backward at line {statement.lineno} keeps the graph (recorded: "
+                       "it started from another loss than the call at line "
+                       f"{failed[1]}, and no optimizer step ran between them), so the next "
+                       "pass of the loop goes through the part they share again",
+                       with_retained_graph(source, call))
     return one_fix(f"the backward at line {statement.lineno} keeps the graph (recorded: it "
                    "started from another loss than the later backward, and no optimizer step "
                    "ran between them), so the later backward goes through it too: each loss's "
