@@ -287,7 +287,11 @@ class Teller:
         else:
             said = f"{failed} failed; no variable of the program was named as the carrier"
         lines = [f"autograd_lens, in short: {said}."]
-        if finding.pattern is not None and finding.pattern.key != "unknown":
+        order, failed_runs = self._order()
+        if self.verdict == "gone" and failed_runs and order and order[0] > 0:
+            # the edit that held is not the first the pattern's words lead to, which failed
+            lines.append(f"Fix, as run and verified: {self.fixes[order[0]].computes}.")
+        elif finding.pattern is not None and finding.pattern.key != "unknown":
             lines.append(f"Fix: {finding.fix}.")
         if self.fixes:
             lines.append("Edit: " + ("the fix as an edit above" if self.verdict in ("gone",)

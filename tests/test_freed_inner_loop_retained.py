@@ -30,6 +30,10 @@ def test_the_backward_that_frees_keeps_the_graph_and_is_the_fix(run):
     assert f"started from another loss than the call at line {marked(NAME, 'fails')}" in \
         report["computes"], report["computes"]
     assert report["failed_attempts"], run["text"]  # the pattern's own edits, run and failed
+    short = run["text"].split("autograd_lens, in short:")[1]
+    assert f"\nFix, as run and verified: the backward at line {marked(NAME, 'frees')} keeps " \
+        "the graph" in short, short  # not the pattern's words, whose edits failed
+    assert "compute it inside the loop" not in short, short
 
 
 def by_hand() -> dict:
