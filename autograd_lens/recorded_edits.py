@@ -69,7 +69,10 @@ def candidates(carriers: list, evidence: dict | None, failed: tuple[str, int] | 
         fixes += made_again_in_loop(top, evidence) + attribute_made_again(top, evidence)
         fixes += start_again(top, evidence)
     fixes += without_earlier_backward(freed, failed)
-    fixes += earlier_backward_retained(freed, failed, (evidence or {}).get("steps", []))
+    at = (evidence or {}).get("at") or {}
+    inner = (at["file"], at["line"]) if (evidence or {}).get("nested") and at.get("line") \
+        else failed  # a call that another backward ran fails at its own statement
+    fixes += earlier_backward_retained(freed, inner, (evidence or {}).get("steps", []))
     fixes += [r for r in retained_first(evidence) if all(r.edits != f.edits for f in fixes)]
     return fixes + detached_at_join(carriers, evidence)
 
@@ -319,10 +322,15 @@ def _freeing_statement(freed: dict | None, failed: tuple[str, int] | None,
     run by another backward, as a custom Function's backward runs one: that call is the
     Function's own gradient), with its source and scope; else None. ``wrapped``: in the same
     function too, when both are in one loop and the failing call stands above the freeing one
-    (the next pass of the loop fails)."""
+    (the next pass of the loop fails), and the failing statement itself, run again by another
+    backward (a custom Function's backward that runs one per block)."""
     site = (freed or {}).get("user")
-    if not site or failed is None or (site["file"], site["line"]) == tuple(failed) or \
-            freed.get("nested"):  # part of another backward (a custom Function's own pass)
+    again = wrapped and site and failed is not None and freed.get("nested") and \
+        (site["file"], site["line"]) == tuple(failed)  # (never a loop's own backward kept:
+    # each pass would then go through every earlier pass's graph too)
+    if not site or failed is None or (not again and (
+            (site["file"], site["line"]) == tuple(failed) or
+            freed.get("nested"))):  # part of another backward (a custom Function's own pass)
         return None
     source = Source.read(site["file"])
     statement = source.statement_at(site["line"]) if source else None
@@ -330,7 +338,7 @@ def _freeing_statement(freed: dict | None, failed: tuple[str, int] | None,
             statement.lineno != statement.end_lineno:
         return None
     scope = source.scope_at(statement.lineno)
-    if site["file"] == failed[0] and source.scope_at(failed[1]) is scope and \
+    if site["file"] == failed[0] and source.scope_at(failed[1]) is scope and not again and \
             not (wrapped and failed[1] < statement.lineno and _in_loop(source, statement, failed[1])):
         return None
     return source, statement, scope
@@ -353,9 +361,16 @@ def earlier_backward_retained(freed: dict | None, failed: tuple[str, int] | None
         return []
     source, statement, scope = found
     call = statement.value
-    if not isinstance(call, ast.Call) or backward_subject(call) is None or call.args or \
+    if not isinstance(call, ast.Call) or backward_subject(call) is None or \
+            len(call.args) > 1 or any(isinstance(a, ast.Starred) for a in call.args) or \
             any(k.arg in ("retain_graph", "create_graph") for k in call.keywords):
-        return []
+        return []  # (a gradient given first is kept: backward(grad, retain_graph=True))
+    if (failed[0], failed[1]) == (freed["user"]["file"], statement.lineno):
+        return one_fix(f"the backward at line {statement.lineno} keeps the graph (recorded: "
+                       "the run of it that freed the graph started from another output than "
+                       "the run that failed, and no optimizer step ran between them), so its "
+                       "next run goes through the part they share again",
+                       with_retained_graph(source, call))
     if failed[0] == freed["user"]["file"] and source.scope_at(failed[1]) is scope:
         return one_fix(f"the backward at line {statement.lineno} keeps the graph (recorded: "
                        "it started from another loss than the call at line "

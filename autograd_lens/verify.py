@@ -137,7 +137,8 @@ class CallCounter:
 
     def _noting(self, key: int) -> Any:
         def note(grad: Any) -> None:
-            self.gave.add(key)
+            if grad is not None:  # (a custom Function's backward that returns None for an
+                self.gave.add(key)  # input calls the hook with None: no gradient came)
         return note
 
     def got(self) -> list[str]:

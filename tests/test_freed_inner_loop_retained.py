@@ -58,3 +58,16 @@ def by_hand() -> dict:
 
 def test_the_kept_graph_trains_as_by_hand(run, tmp_path):
     trains_as(NAME, run["report"], by_hand(), tmp_path)
+
+
+def test_a_loops_own_backward_is_never_given_a_kept_graph(tmp_path):
+    """The same statement freeing and failing in a plain loop (a hidden state carried across
+    passes): keeping its graph would send every pass through all earlier ones, so it is no
+    candidate; only a backward that another backward runs is (see test_freed_inner_backward_runs)."""
+    from command_runs import command_reports
+
+    report = command_reports(["hard_verify_long.py"], tmp_path)["hard_verify_long.py"]["report"]
+    edits = [report["edits"], *report["alternatives"]]
+    assert report["edits"], report
+    assert not any("retain_graph=True" in line for fix in edits for e in fix for line in e["new"]), \
+        edits
