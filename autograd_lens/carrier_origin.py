@@ -49,7 +49,9 @@ def got(carrier: Any, holders: list[dict]) -> Any:
         same = [h for h in holders if h["name"].startswith(carrier.name + "[") and
                 h["name"].count("[") == 1 and h.get("built") and h["scope"] ==
                 f"{carrier.function}()"]
-        same = same if len({h.get("number") for h in same}) == 1 else []
+        # (one node, or one statement that made them all: an LSTM cell's (h, c))
+        same = same if len({h.get("number") for h in same}) == 1 or len(
+            {(h["built"]["file"], h["built"]["line"]) for h in same}) == 1 else []
     same.sort(key=lambda h: h["scope"] != f"{carrier.function}()")  # the carrier's scope first
     for holder in same:
         frames = [holder["built"], *holder.get("callers", [])]

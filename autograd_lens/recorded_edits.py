@@ -46,6 +46,7 @@ and one that fails is printed only as a failed attempt.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import re
 from typing import Any
 
@@ -67,7 +68,7 @@ def candidates(carriers: list, evidence: dict | None, failed: tuple[str, int] | 
     if top is not None:
         fixes += fresh_name(top) + fresh_total(top) + clear_after_backward(top, freed)
         fixes += made_again_in_loop(top, evidence) + attribute_made_again(top, evidence)
-        fixes += start_again(top, evidence)
+        fixes += start_again(top, evidence) + state_detached_where_kept(top, failed)
     fixes += without_earlier_backward(freed, failed)
     at = (evidence or {}).get("at") or {}
     inner = (at["file"], at["line"]) if (evidence or {}).get("nested") and at.get("line") \
@@ -75,6 +76,21 @@ def candidates(carriers: list, evidence: dict | None, failed: tuple[str, int] | 
     fixes += earlier_backward_retained(freed, inner, (evidence or {}).get("steps", []))
     fixes += [r for r in retained_first(evidence) if all(r.edits != f.edits for f in fixes)]
     return fixes + detached_at_join(carriers, evidence)
+
+
+def state_detached_where_kept(carrier: Any, failed: tuple[str, int] | None) -> list[Fix]:
+    """An attribute read before it is assigned, which the recording shows a method of its
+    object made (``self.hidden = self.lstm(x, self.hidden)``): detached there, before that
+    method reads it, so every call of it, wherever the step makes it, starts from a constant."""
+    from .rules import Case
+    from .rules_state import detach_state
+
+    got = carrier.got
+    if not got or not carrier.shown.startswith("self.") or carrier.entry != "read_first":
+        return []
+    inside = dataclasses.replace(carrier, name=carrier.shown, file=got["file"],
+                                 line=got["line"], function=got["function"], shown="")
+    return detach_state(Case((inside,), failed))
 
 
 def _loop(source: Source, statement: ast.stmt) -> ast.stmt | None:
