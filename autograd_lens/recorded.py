@@ -170,8 +170,8 @@ def amend(finding: Any, evidence: dict | None, why_not: str = "") -> Any:
             changes["carriers"] = [_earlier_said(c, freed) for c in finding.carriers]
         holders = recorded_names(evidence)
         carriers = changes.get("carriers", finding.carriers)
-        changes["carriers"] = [as_container(got(c, holders), holders) for c in by_recording(
-            holding_itself(carriers, evidence, freed) + list(carriers), evidence)]
+        changes["carriers"] = _once([as_container(got(c, holders), holders) for c in by_recording(
+            holding_itself(carriers, evidence, freed) + list(carriers), evidence)])
         key = finding.pattern.key if finding.pattern else ""
         if is_second_loss(evidence) and changes["carriers"] and key != "gan_discriminator" \
                 and finding.situation != "12_gan_discriminator":  # a GAN's own page stands
@@ -194,6 +194,18 @@ def amend(finding: Any, evidence: dict | None, why_not: str = "") -> Any:
                 _made_before_training(changes["carriers"][0], evidence):
             changes["pattern"] = PATTERNS["outside_loop"]  # made once, up front: no buffer grew
     return dataclasses.replace(finding, **changes)
+
+
+def _once(carriers: list) -> list:
+    """``carriers`` with each name at each place once, the first kept (a name the recording
+    shows held at the failing call and the source's reading of the same name)."""
+    seen: set = set()
+    kept = []
+    for carrier in carriers:
+        if (carrier.name, carrier.file, carrier.line) not in seen:
+            seen.add((carrier.name, carrier.file, carrier.line))
+            kept.append(carrier)
+    return kept
 
 
 def write_entry(write: Write) -> dict[str, Any]:

@@ -30,8 +30,12 @@ def _root(path: str) -> str:
 
 
 def inside_state(candidate: Any) -> bool:
-    """Whether the candidate is a tensor found inside a library's state object."""
+    """Whether the candidate is a tensor found inside a library's state object (not a custom
+    Function's ``ctx``, whose attributes the program's own Function set: ``ctx.shared``)."""
+    import torch
+
     return candidate.owner is not None and library_state(candidate.owner) and \
+        not isinstance(candidate.owner, torch.autograd.function.FunctionCtx) and \
         _root(candidate.path) != candidate.path
 
 

@@ -63,3 +63,13 @@ def by_hand() -> dict:
 
 def test_the_kept_graph_trains_as_the_model_without_the_function(run, tmp_path):
     trains_as(NAME, run["report"], by_hand(), tmp_path)
+
+
+def test_the_functions_ctx_attribute_is_named_once_not_the_ctx(run):
+    """The custom Function's ``ctx`` is the program's own object: its attribute that holds the
+    freed graph is named (`ctx.shared`), once, never the bare `ctx` as a library's state
+    object would be."""
+    places = [(c["name"], c["line"]) for c in run["report"]["carriers"]]
+    assert places[0] == ("shared", marked(NAME, "fails")), places
+    assert ("ctx.shared", marked(NAME, "hands")) in places, places
+    assert all(name != "ctx" for name, _ in places) and len(set(places)) == len(places), places

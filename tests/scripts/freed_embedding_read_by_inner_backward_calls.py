@@ -24,7 +24,7 @@ class Blocks(torch.autograd.Function):
     def backward(ctx, grad):
         x = ctx.x.requires_grad_(True)
         for block in ctx.blocks:
-            block_backward(block, x, grad, ctx.shared)
+            block_backward(block, x, grad, ctx.shared)  # hands
         return (x.grad, None, None) + (None,) * len(list(ctx.blocks.parameters()))
 
 
