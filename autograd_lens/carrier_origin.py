@@ -70,7 +70,7 @@ def got(carrier: Any, holders: list[dict]) -> Any:
             # a global's entry that a function it called stores, or a name that the function
             # which made the tensor gave it too (``stylecode = self.mapping(z)`` in ``forward``)
             site = next((f for f in frames[:frames.index(site)] if _stores(f, carrier.name) and
-                         ("[" not in carrier.name or
+                         ("[" not in carrier.name and not _argument_of(f, root) or
                           site["function"] == "<module>" and _global_in(f, root))), site)
         if site is not None:
             return _at_got(carrier, site, _whole(carrier.name, holder, holders, site))
@@ -102,6 +102,17 @@ def _global_in(site: dict, name: str) -> bool:
 
     source = Source.read(site["file"])
     return source is not None and not binds(source.scope_at(site["line"]), name)
+
+
+def _argument_of(site: dict, name: str) -> bool:
+    """Whether ``name`` is an argument of the function running at ``site`` (a state handed in
+    and bound again there is the caller's to change, where it hands it in)."""
+    from .edits import Source
+
+    source = Source.read(site["file"])
+    arguments = getattr(source.scope_at(site["line"]), "args", None) if source else None
+    return isinstance(arguments, ast.arguments) and name in {
+        a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)}
 
 
 def kept(carrier: Any) -> Any:
