@@ -107,12 +107,12 @@ def _global_in(site: dict, name: str) -> bool:
 def _argument_of(site: dict, name: str) -> bool:
     """Whether ``name`` is an argument of the function running at ``site`` (a state handed in
     and bound again there is the caller's to change, where it hands it in)."""
+    from .edit_guards import arguments_of
     from .edits import Source
 
     source = Source.read(site["file"])
-    arguments = getattr(source.scope_at(site["line"]), "args", None) if source else None
-    return isinstance(arguments, ast.arguments) and name in {
-        a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)}
+    return source is not None and \
+        name in arguments_of(source.scope_at(site["line"]), starred=False)
 
 
 def kept(carrier: Any) -> Any:

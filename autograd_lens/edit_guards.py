@@ -332,13 +332,20 @@ class _Bound:
         return bound | _stored(statement)
 
 
+def arguments_of(scope: ast.AST, starred: bool = True) -> set[str]:
+    """The names of the function ``scope``'s arguments (``starred``: ``*args`` and ``**kw``
+    too); none for a module or a class."""
+    arguments = getattr(scope, "args", None)
+    if not isinstance(arguments, ast.arguments):
+        return set()
+    extra = filter(None, (arguments.vararg, arguments.kwarg)) if starred else ()
+    return {a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs,
+                            *extra)}
+
+
 def binds(scope: ast.AST, name: str) -> bool:
     """Whether the function ``scope`` binds ``name``: an argument or a local of it."""
-    arguments = getattr(scope, "args", None)
-    given = {a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs,
-                             *filter(None, (arguments.vararg, arguments.kwarg)))} \
-        if isinstance(arguments, ast.arguments) else set()
-    return name in given or name in _scope_locals(scope)
+    return name in arguments_of(scope) or name in _scope_locals(scope)
 
 
 def _scope_locals(scope: ast.AST) -> set[str]:
