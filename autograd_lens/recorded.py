@@ -34,6 +34,7 @@ import dataclasses
 import re
 from typing import Any
 
+from .across_step import stale_carriers
 from .carrier_origin import got, in_turn
 from .held_names import as_container, by_recording, function_of, held_as, recorded_names
 from .old_graph import said
@@ -150,6 +151,7 @@ def amend(finding: Any, evidence: dict | None, why_not: str = "") -> Any:
         if write is not None and write.how == "step":  # the step's line, as recorded
             carriers = [dataclasses.replace(c, write=write) if c.write is not None and
                         c.write.how == "step" else c for c in carriers]
+            carriers = stale_carriers(carriers, evidence, got)  # made before it, as recorded
         unstepped = (write is not None and write.how == "op") or \
             (write is None and not evidence.get("steps_before"))  # no step wrote it
         if unstepped:
@@ -190,6 +192,10 @@ def amend(finding: Any, evidence: dict | None, why_not: str = "") -> Any:
         elif key == "shared_trunk" and not finding.situation and changes["carriers"] and \
                 _made_before_training(changes["carriers"][0], evidence):
             changes["situation"] = "13_tensor_outside_loop"
+        elif key == "shared_trunk" and not finding.situation and changes["carriers"] and \
+                _made_from_itself(changes["carriers"][0]):
+            changes["pattern"] = PATTERNS["module_state" if changes["carriers"][0].origin ==
+                                          "attribute" else "hidden_state"]
         elif key == "growing_buffer" and not finding.situation and changes["carriers"] and \
                 _made_before_training(changes["carriers"][0], evidence):
             changes["pattern"] = PATTERNS["outside_loop"]  # made once, up front: no buffer grew
@@ -315,6 +321,16 @@ def _made_before_training(carrier: Any, evidence: dict) -> bool:
         source.loop_of(statement) is None and (again or (
             failing is not None and source.loop_of(failing) is not None))
     # the failing call in a loop it was made before, or run again by the line that freed it
+
+
+def _made_from_itself(carrier: Any) -> bool:
+    """Whether the statement the replay recorded as making ``carrier``'s graph computes it
+    from its own earlier value (``self.hidden = self.lstm(x, self.hidden)``): a state carried
+    from one call into the next, not a part shared by two losses of one forward."""
+    from .scene import self_fed
+
+    made = carrier.got
+    return made is not None and self_fed(made["file"], made["line"], carrier.shown or carrier.name)
 
 
 def holding_itself(carriers: list, evidence: dict, freed: dict | None) -> list:
