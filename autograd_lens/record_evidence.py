@@ -33,7 +33,8 @@
   line it runs at (``now``), the class it is an attribute of (``owner``, "" for none), for an
   entry of a list or a dict its length (``entries``, else None), the node
   its tensor holds (``node``, ``number``), and where that node was made: ``built`` (the
-  innermost user frame) and ``callers`` (the user frames that called it, innermost first), and
+  innermost user frame), ``steps`` (the optimizer steps run by then) and ``callers`` (the
+  user frames that called it, innermost first), and
   ``went``: whether that node lies in the graph of the call that freed the failing node (when
   that call's graph is known); ``carrying``: the same for
   the names whose graph reaches none of that node but another freed node of the failing graph;
@@ -368,7 +369,7 @@ def _holder(log: Log, name: str, scope: str, where: dict, start: Any) -> dict:
     return {"name": name, "scope": scope, "file": where["file"], "qualname": where["qualname"],
             "now": where["now"], "owner": where.get("owner", ""), "node": node_name(start),
             "number": start._sequence_nr(), "entries": where.get("entries"),
-            "built": built.get("user"),
+            "built": built.get("user"), "steps": built.get("steps"),
             "callers": built.get("chain", [])}
 
 

@@ -191,6 +191,7 @@ class Teller:
         self.verifying, self.not_run = verifying, not_run
         self.finding: Finding | None = None
         self.fixes: list[Fix] = []
+        self.own: list[bool] = []  # for each fix: one the pattern's words lead to
         self.unbound: list[str] = []  # the edits left out: a name they use is not bound there
         self.calls_before = 0
         self.pending = ""  # a diagnosis to print after Python's traceback (and the runs)
@@ -288,8 +289,10 @@ class Teller:
             said = f"{failed} failed; no variable of the program was named as the carrier"
         lines = [f"autograd_lens, in short: {said}."]
         order, failed_runs = self._order()
-        if self.verdict == "gone" and failed_runs and order and order[0] > 0:
-            # the edit that held is not the first the pattern's words lead to, which failed
+        if self.verdict == "gone" and order and (failed_runs and order[0] > 0 or
+                                                 not self.own[order[0]]):
+            # the edit that held is not the first the pattern's words lead to, which failed,
+            # or not one of them at all (made from the recording)
             lines.append(f"Fix, as run and verified: {self.fixes[order[0]].computes}.")
         elif finding.pattern is not None and finding.pattern.key != "unknown":
             lines.append(f"Fix: {finding.fix}.")
@@ -308,6 +311,7 @@ class Teller:
         finding = self.finding
         read = [c for c in finding.carriers if not c.held]  # the source's: edits come from them
         fixes = finding.pattern.fixes(read, self.where) if finding.pattern else []
+        own = [f.edits for f in fixes]  # the edits the pattern's words lead to
         if finding.pattern is not None and not finding.inplace and finding.evidence:
             from .earlier_loss import detach_in_earlier_loss
 
@@ -320,7 +324,14 @@ class Teller:
             with contextlib.suppress(Exception):  # a source it cannot read: no such edit
                 fixes = fixes + [f for f in candidates(read, finding.evidence, self.where)
                                  if f.edits not in {g.edits for g in fixes}]
+        if finding.inplace and finding.evidence:
+            from .across_step import detached_after_step
+
+            with contextlib.suppress(Exception):  # a source it cannot read: no such edit
+                fixes = fixes + [f for f in detached_after_step(finding.evidence)
+                                 if f.edits not in {g.edits for g in fixes}]
         self.fixes, self.unbound = names_bound(fixes)
+        self.own = [f.edits in own for f in self.fixes]
         self.text = "\n" + str(finding) + "\n" + self._unbound_text()
         if not self.verifying or not self.fixes:  # else the edit block comes after their runs
             edit = edit_text(self.fixes, finding.pattern, not_run=self.not_run)

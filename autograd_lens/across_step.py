@@ -1,0 +1,146 @@
+"""Values made before an optimizer step and read by a loss built after it, as the replay recorded.
+
+An in-place error whose write is an optimizer's ``step()``, where the failing loss itself was
+built after that step, from a value made before it whose graph saved a weight the step changed
+(``outputs = model.segment(x)`` kept from a loop's first phase and read by its second phase's
+loss; a critic's ``value`` made before the critic's step and read by the actor's loss after it):
+
+* :func:`stale_holders`: the names of the failing call's function that hold such a value: their
+  node made before the step that wrote (the recording counts the steps run when each node was
+  made), while the names built after the step (the loss) are not;
+* :func:`stale_carriers`: the carriers said from them, each at the statement that made it (in
+  place of a name the source reading gave that the recording shows built after the step);
+* :func:`detached_after_step`: each of them read after the step as a constant (``outputs =
+  outputs.detach()`` right after the step statement): the later loss no longer reaches the graph
+  the step made stale, and what made the value was trained by the losses before the step.
+
+The edit is a candidate, run before it is called the fix (see :mod:`autograd_lens.verify`).
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from .edits import Plan, Source
+from .rules import Fix, one_fix
+
+
+def _step(evidence: dict | None) -> dict | None:
+    """The recorded write, when an optimizer step made it in the failing call's function."""
+    write = (evidence or {}).get("write") or {}
+    at, user = (evidence or {}).get("at") or {}, write.get("user") or {}
+    if not write.get("in_step") or not user or not at or \
+            (user.get("file"), user.get("qualname")) != (at.get("file"), at.get("qualname")):
+        return None
+    return write
+
+
+def stale_holders(evidence: dict | None) -> list[dict]:
+    """The failing function's plain names whose node the recording shows made before the step
+    that wrote, oldest first, each once (see the module's docstring)."""
+    write = _step(evidence)
+    if write is None:
+        return []
+    at, found, seen = evidence["at"], [], set()
+    for holder in sorted(evidence.get("holders", []), key=lambda h: h["number"]):
+        if (holder["file"], holder["qualname"], holder["now"]) != \
+                (at["file"], at["qualname"], at["line"]) or holder["name"] in seen or \
+                not holder["name"].isidentifier() or holder.get("steps") is None:
+            continue
+        seen.add(holder["name"])
+        if holder["steps"] < write["in_step"]:
+            found.append(holder)
+    return found
+
+
+def _built_after(name: str, evidence: dict, write: dict) -> bool:
+    at = evidence["at"]
+    return any(h["name"] == name and (h["file"], h["qualname"], h["now"]) ==
+               (at["file"], at["qualname"], at["line"]) and h.get("steps") is not None and
+               h["steps"] >= write["in_step"] for h in evidence.get("holders", []))
+
+
+def stale_carriers(carriers: list, evidence: dict | None, got: Any) -> list:
+    """``carriers`` with the recorded stale holders first, each given by ``got``
+    (:func:`autograd_lens.carrier_origin.got`) at the statement that made it; a carrier of
+    the source's reading that the recording shows built after the step is left out."""
+    from .carriers import Carrier
+
+    stale = stale_holders(evidence)
+    if not stale:
+        return carriers
+    write, at = evidence["write"], evidence["at"]
+    step = f"`{write['user']['text']}` at line {write['user']['line']}"
+    made = [got(Carrier(
+        name=h["name"], file=at["file"], line=at["line"], function=at["function"],
+        why=(f"was made before the optimizer step ({step}) that changed a weight its graph "
+             "saved, and the failing loss, built after that step, is computed from it"),
+        kind="old", entry="kept", write=next((c.write for c in carriers if c.write), None)),
+        evidence["holders"]) for h in stale]
+    names = {c.name for c in made}
+    kept = [c for c in carriers if c.name not in names and
+            not (c.kind != "written" and _built_after(c.name, evidence, write))]
+    return made + kept
+
+
+def detached_after_step(evidence: dict | None) -> list[Fix]:
+    """See the module's docstring: each name detached right before the first statement after
+    the step that reads it (in source order up to the failing call, else from the top of the
+    loop that holds the step: a loop's next pass); nothing when the step's statement cannot be
+    read or no such statement is found."""
+    stale = stale_holders(evidence)
+    if not stale:
+        return []
+    user = evidence["write"]["user"]
+    source = Source.read(user["file"])
+    step = source.statement_at(user["line"]) if source else None
+    if step is None:
+        return []
+    plan, names = Plan(source), []
+    for name in dict.fromkeys(h["name"] for h in stale):
+        read = _first_read(source, step, name, evidence["at"]["line"])
+        if read is not None:
+            plan.before(read.lineno, f"{source.indent(read.lineno)}{name} = {name}.detach()")
+            names.append(name)
+    if not names:
+        return []
+    said = ", ".join(f"`{n}`" for n in names)
+    return one_fix(f"{said}, made before the step, comes in after it as a constant: the loss "
+                   "built after the step no longer reaches the graph whose saved weight the "
+                   "step changed, and the losses before the step still trained what made it",
+                   plan)
+
+
+def _first_read(source: Source, step: ast.stmt, name: str, failed: int) -> ast.stmt | None:
+    """The first statement after ``step`` that reads ``name`` as it was when the step ran (no
+    store of it runs first on the way there)."""
+    scope = source.scope_at(step.lineno)
+    simple = [s for s in source.statements(scope)
+              if not isinstance(s, _COMPOUND) and source.reads(s, name)]
+    stores = source.stores(scope, name)
+    after = [s for s in simple if step.end_lineno < s.lineno <= failed and
+             not _stored_on_the_way(source, stores, step.end_lineno, s)]
+    if after:
+        return after[0]
+    loop = source.loop_of(step)
+    if loop is None:
+        return None
+    again = [s for s in simple if loop.lineno < s.lineno < step.lineno and _inside(loop, s)
+             and not _stored_on_the_way(source, stores, loop.lineno, s)]
+    return again[0] if again else None
+
+
+def _stored_on_the_way(source: Source, stores: list, start: int, read: ast.stmt) -> bool:
+    """Whether a store after line ``start`` always runs before ``read`` (its block holds it)."""
+    return any(start < store.lineno < read.lineno and
+               any(later is read or _inside(later, read) for later in source.block_of(store)
+                   if later.lineno > store.lineno) for store in stores)
+
+
+def _inside(loop: ast.stmt, statement: ast.stmt) -> bool:
+    return any(node is statement for node in ast.walk(loop))
+
+
+_COMPOUND = (ast.If, ast.For, ast.While, ast.With, ast.Try, ast.FunctionDef, ast.ClassDef,
+             ast.AsyncFor, ast.AsyncWith, ast.AsyncFunctionDef)
