@@ -88,6 +88,8 @@ def _write_of(old: Write | None, evidence: dict) -> Write | None:
                  trained=old is not None and old.trained,
                  next_lines=tuple((w["file"], w["line"]) for w in evidence.get("next_writes", [])),
                  saved_at=_user_line((node.get("built") or {}).get("user")),
+                 saved_from=tuple(filter(None, (_user_line(f) for f in
+                                                (node.get("built") or {}).get("chain", [])))),
                  later_lines=tuple((w["file"], w["line"])
                                    for w in evidence.get("later_writes", [])))
 

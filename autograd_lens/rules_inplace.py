@@ -123,10 +123,10 @@ def out_of_place(case: Case) -> list[Fix]:
         copied = one_fix("the part read is copied before the write changes the tensor, so the "
                          "node keeps the values it saved; the result is the same numbers", plan)
         whole = _copy_before(source, statement, name)
-        if write.saved_at and (write.saved_at[0] != source.file or
-                               write.saved_at[1] not in lines):
-            return whole  # the recording shows the node built on another line: it saved a
-            # part read there, which no copy made on these lines changes
+        if write.saved_at and not any(file == source.file and line in lines for file, line
+                                      in (write.saved_at, *write.saved_from)):
+            return whole  # the recording shows the node built on another line, not called
+            # from these: it saved a part read there, which no copy made on these lines changes
         # both at once, where nodes saved the tensor whole (relu's result) and the part read
         # (the product): the write goes into a copy, and the part read is a copy of its own
         both = Plan(source)

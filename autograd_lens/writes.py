@@ -61,6 +61,9 @@ class Write:
             tensors that the backward would meet next, in the same state.
         saved_at: (file, line) of the user's line that built the node that saved the tensor,
             recorded in a replay; empty when not recorded.
+        saved_from: (file, line) of the user's lines whose calls led to ``saved_at`` (a
+            helper's ``adj @ (x @ w)`` called with a part of the tensor as ``x``), innermost
+            first, as recorded.
         later_lines: (file, line) of the writes, recorded in a replay, that changed the same
             saved tensor again after this one, up to the version the error reports.
     """
@@ -83,6 +86,7 @@ class Write:
     trained: bool = False
     next_lines: tuple[tuple[str, int], ...] = ()
     saved_at: tuple[str, int] | tuple[()] = ()
+    saved_from: tuple[tuple[str, int], ...] = ()
     later_lines: tuple[tuple[str, int], ...] = ()
 
     def where(self) -> str:
