@@ -72,6 +72,10 @@ def got(carrier: Any, holders: list[dict]) -> Any:
             site = next((f for f in frames[:frames.index(site)] if _stores(f, carrier.name) and
                          ("[" not in carrier.name and not _argument_of(f, root) or
                           site["function"] == "<module>" and _global_in(f, root))), site)
+        if site is not None and root.startswith("self.") and holder.get("owner") and \
+                not holder["name"].startswith("self."):
+            # no method of the attribute's object made it: named as the scope that did holds it
+            return _at_got(carrier, site, holder["name"])
         if site is not None:
             return _at_got(carrier, site, _whole(carrier.name, holder, holders, site))
         for other in holders:  # handed in: the name that holds it where it was made
