@@ -38,6 +38,11 @@ and one that fails is printed only as a failed attempt.
   ``W0`` a parameter the program makes; a detach would leave it untrained): each call
   starts from that start again, so no call's graph reaches the next (and the state is no
   longer carried from one call to the next, which the text says).
+* :func:`inner_call_retained`: the failing call is a backward (or ``autograd.grad``) that a
+  custom Function's backward runs, and the recording shows the same statement, run the same way
+  by an earlier backward, freed the graph; the program keeps the outer graph (a backward with
+  ``retain_graph=True`` recorded) and no optimizer step ran since: the inner call keeps its
+  graph too, so the outer graph's next pass finds it.
 * :func:`clear_after_backward`: the carrier is an entry of a list that the program clears, after
   the backward that freed it, only under a condition (gradient accumulation that clears on the
   optimizer's steps): the same clearing statement also runs right after that backward.
@@ -74,6 +79,7 @@ def candidates(carriers: list, evidence: dict | None, failed: tuple[str, int] | 
     inner = (at["file"], at["line"]) if (evidence or {}).get("nested") and at.get("line") \
         else failed  # a call that another backward ran fails at its own statement
     fixes += earlier_backward_retained(freed, inner, (evidence or {}).get("steps", []))
+    fixes += inner_call_retained(evidence)
     fixes += [r for r in retained_first(evidence) if all(r.edits != f.edits for f in fixes)]
     return fixes + detached_at_join(carriers, evidence)
 
@@ -398,6 +404,40 @@ def earlier_backward_retained(freed: dict | None, failed: tuple[str, int] | None
                    "ran between them), so the later backward goes through it too: each loss's "
                    "gradients, accumulated in turn, as one backward of their sum gives them up "
                    "to round-off", with_retained_graph(source, call))
+
+
+def inner_call_retained(evidence: dict | None) -> list[Fix]:
+    """See the module's docstring (the keyword ``retain_graph=False`` made True, or
+    ``retain_graph=True`` added; nothing when the statement holds no one such call)."""
+    found = evidence or {}
+    freed = (found.get("node") or {}).get("freed_by") or {}
+    site, at = freed.get("user") or {}, found.get("at") or {}
+    if not (found.get("nested") and freed.get("nested") and site and
+            (site.get("file"), site.get("line")) == (at.get("file"), at.get("line"))) or \
+            not any(b.get("retained") for b in found.get("backwards", [])) or \
+            any(s["after_backward_calls"] >= freed["number"] for s in found.get("steps", [])):
+        return []
+    source = Source.read(site["file"])
+    statement = source.statement_at(site["line"]) if source else None
+    calls = [n for n in ast.walk(statement) if isinstance(n, ast.Call) and
+             isinstance(n.func, (ast.Attribute, ast.Name)) and
+             getattr(n.func, "attr", getattr(n.func, "id", "")) in ("grad", "backward")] \
+        if statement is not None else []
+    if len(calls) != 1:
+        return []
+    keyword = next((k for k in calls[0].keywords if k.arg == "retain_graph"), None)
+    if keyword is None:
+        plan = with_retained_graph(source, calls[0])
+    elif isinstance(keyword.value, ast.Constant) and keyword.value.value is False and \
+            keyword.value.lineno == keyword.value.end_lineno:
+        plan = Plan(source)
+        plan.replace_span(keyword.value, "True")
+    else:
+        return []
+    return one_fix(f"the call at line {statement.lineno}, run inside a custom Function's "
+                   "backward, keeps its graph (recorded: an earlier run of it freed the graph, "
+                   "and the program runs the outer backward through the Function again, "
+                   "keeping the outer graph), so that next run finds the graph it needs", plan)
 
 
 def _clears(node: ast.AST, last: str) -> bool:
