@@ -32,7 +32,9 @@ and one that fails is printed only as a failed attempt.
   its object's) assigns once (``self.X = EXPR``, ``EXPR`` reading nothing but ``self``, and no
   attribute of it that the recording shows holding the freed graph) and another method (or
   code outside the class) reads: the read gets ``EXPR`` in its place, ``self`` read as ``obj``,
-  a new graph each time it runs.
+  a new graph each time it runs (``EXPR`` may read the file's imported modules: ``torch.exp``);
+  where it enters as ``obj.X`` through a method's call, the reads of ``self.X`` in the class's
+  other methods get it.
 * :func:`start_again`: the carrier, recorded holding the freed graph, is read where it enters
   with a learned start for the first call (``self.W0 if self.state is None else self.state``,
   ``W0`` a parameter the program makes; a detach would leave it untrained): each call
@@ -244,20 +246,35 @@ def attribute_made_again(carrier: Any, evidence: dict | None) -> list[Fix]:
     names = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
     paths = {prefix + path_of(n)[4:] for n in ast.walk(value) if isinstance(n, ast.Attribute)
              and (path_of(n) or "").startswith("self.")}
-    reads = source.reads(enters, carrier.name)
-    if names - {"self"} or paths & held or not reads or value.lineno != value.end_lineno or \
+    reads, reader_prefix = source.reads(enters, carrier.name), prefix
+    if not reads:  # read by the class's other methods (self.X), called from where it enters
+        reads = [r for f in owner.body if isinstance(f, ast.FunctionDef) and
+                 f is not stores[0][0] for r in source.reads(f, "self." + attribute)]
+        reader_prefix = "self"
+    if names - {"self"} - _imported(source) or paths & held or not reads or \
+            value.lineno != value.end_lineno or \
             any(r.lineno != r.end_lineno for r in reads):
         return []
-    text = _on(source, value, prefix)
+    text = _on(source, value, reader_prefix)
     if not isinstance(value, (ast.Call, ast.Attribute, ast.Name)):
         text = f"({text})"
     plan = Plan(source)
     for read in reads:
         plan.replace_span(read, text)
-    return one_fix(f"line {enters.lineno} computes `{text}` again, as {stores[0][0].name}() "
-                   f"did once for `self.{attribute}`, so each time it runs it builds a new "
-                   "graph; the recording shows the kept value holding the graph the earlier "
-                   "backward freed", plan)
+    lines = sorted({r.lineno for r in reads})
+    where = f"line {lines[0]}" if len(lines) == 1 else \
+        "lines " + ", ".join(map(str, lines[:-1])) + f" and {lines[-1]}"
+    return one_fix(f"{where} compute{'s' if len(lines) == 1 else ''} `{text}` again, as "
+                   f"{stores[0][0].name}() did once for `self.{attribute}`, so each time it "
+                   "runs it builds a new graph; the recording shows the kept value holding the "
+                   "graph the earlier backward freed", plan)
+
+
+def _imported(source: Source) -> set[str]:
+    """The names the file's top level binds by ``import`` (``torch``, ``F``, ``math``): modules,
+    which hold no graph, so an expression may read them and still be built again anywhere."""
+    return {(alias.asname or alias.name).split(".")[0] for node in source.tree.body
+            if isinstance(node, (ast.Import, ast.ImportFrom)) for alias in node.names}
 
 
 def _owner(source: Source, reader: ast.AST, prefix: str, name: str,
