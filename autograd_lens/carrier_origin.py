@@ -124,8 +124,10 @@ def kept(carrier: Any) -> Any:
     statement that made the tensor's node (``got``) assigned it to another name: the one
     assignment, in the same function, of that name's value to the carrier's name (``state =
     pred`` after ``pred = state + step(state)``; ``self.h = h`` after the loop that made
-    ``h``). Unchanged when ``got`` assigns the name itself, or when no one such assignment
-    is found."""
+    ``h``); where ``got`` assigns no name (``net(x)``, whose forward hook keeps the output on
+    an object), the one later assignment of the name in that function (``feats =
+    hook.features``). Unchanged when ``got`` assigns the name itself, or when no one such
+    assignment is found."""
     from .edits import Source, path_of, targets
 
     got, name = carrier.got, carrier.shown or carrier.name
@@ -135,8 +137,8 @@ def kept(carrier: Any) -> Any:
         return carrier
     made_names = set(targets(made))
     stores = [s for s in source.stores(source.scope_at(made.lineno), name)
-              if isinstance(s, ast.Assign) and len(s.targets) == 1 and
-              path_of(s.value) in made_names and s.lineno == s.end_lineno]
+              if isinstance(s, ast.Assign) and len(s.targets) == 1 and s.lineno == s.end_lineno
+              and (path_of(s.value) in made_names or not made_names and s.lineno > made.lineno)]
     if len(stores) != 1:
         return carrier
     keep = stores[0]

@@ -194,6 +194,9 @@ def amend(finding: Any, evidence: dict | None, why_not: str = "") -> Any:
         elif key == "shared_trunk" and not finding.situation and changes["carriers"] and \
                 _made_before_training(changes["carriers"][0], evidence):
             changes["situation"] = "13_tensor_outside_loop"
+        elif key in ("shared_trunk", "two_networks", "kept_value", "hidden_state") and \
+                changes["carriers"] and _kept_before_loop(changes["carriers"][0], evidence):
+            changes["pattern"], changes["situation"] = PATTERNS["outside_loop"], ""
         elif key == "shared_trunk" and not finding.situation and changes["carriers"] and \
                 _made_from_itself(changes["carriers"][0]):
             changes["pattern"] = PATTERNS["module_state" if changes["carriers"][0].origin ==
@@ -323,6 +326,25 @@ def _made_before_training(carrier: Any, evidence: dict) -> bool:
         source.loop_of(statement) is None and (again or (
             failing is not None and source.loop_of(failing) is not None))
     # the failing call in a loop it was made before, or run again by the line that freed it
+
+
+def _kept_before_loop(carrier: Any, evidence: dict) -> bool:
+    """Whether the recording shows the carrier kept under its name by a statement that assigns
+    it (``targ = hook.features``) at the program's top level, outside every loop, and the
+    failing call in a loop of that file after it: one tensor, assigned once, that every pass of
+    the loop reads again (whatever made its node, earlier)."""
+    from .edits import Source
+
+    kept, at = carrier.kept, evidence.get("at") or {}
+    if not kept or kept["file"] != at.get("file") or not at.get("line"):
+        return False
+    source = Source.read(kept["file"])
+    statement = source.statement_at(kept["line"]) if source else None
+    failing = source.statement_at(at["line"]) if source else None
+    loop = source.loop_of(failing) if failing is not None else None
+    return statement is not None and loop is not None and \
+        source.scope_at(statement.lineno) is source.tree and \
+        source.loop_of(statement) is None and statement.lineno < loop.lineno
 
 
 def _made_from_itself(carrier: Any) -> bool:

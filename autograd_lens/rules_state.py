@@ -437,8 +437,9 @@ def _kept_where_made(case: Case) -> list[Fix]:
 
 def _made_up_front(carrier: Any) -> tuple | None:
     """(source, statement, name, form) of a carrier made by ``name = EXPR`` outside every loop,
-    as recorded (the form of a dict, for an entry read by a string key); None for any other."""
-    got = getattr(carrier, "got", None)
+    as recorded (the statement that keeps it under its name, when another made its node); the
+    form of a dict, for an entry read by a string key; None for any other."""
+    got = getattr(carrier, "kept", None) or getattr(carrier, "got", None)
     source = Source.read(got["file"]) if got else None
     statement = source.statement_at(got["line"]) if source else None
     name = carrier.shown or carrier.name
