@@ -137,8 +137,11 @@ class CallCounter:
 
     def _noting(self, key: int) -> Any:
         def note(grad: Any) -> None:
-            if grad is not None:  # (a custom Function's backward that returns None for an
-                self.gave.add(key)  # input calls the hook with None: no gradient came)
+            # A custom Function's backward that returns None for an input calls the hook with
+            # None: no gradient came; one of zeros alone trains nothing (two terms that cancel,
+            # as ``exp(logp - old_logp)`` with both computed anew from the same weights).
+            if grad is not None and key not in self.gave and bool(grad.ne(0).any()):
+                self.gave.add(key)
         return note
 
     def got(self) -> list[str]:
@@ -581,7 +584,8 @@ def happened(verified: dict, calls_before: int) -> str:
         return (f"past the call that failed, but {len(lost)} parameter"
                 f"{'s' if len(lost) != 1 else ''} that the failing call would reach"
                 f"{' and an optimizer updates' if stepped else ''} no longer "
-                f"get{'s' if len(lost) == 1 else ''} a gradient in any call past it: "
+                f"get{'s' if len(lost) == 1 else ''} a gradient (other than zeros) in any call "
+                "past it: "
                 f"{_names(lost)}")
     if said == "not_reached":
         return (f"not checked: the run ended after {calls}, before reaching the point that "

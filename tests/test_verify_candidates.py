@@ -129,8 +129,9 @@ def test_an_edit_that_leaves_the_encoder_without_gradient_is_caught(tmp_path):
     assert verified["error"] is None and verified["backward_calls"] == 4
     assert verified["missing"] == ["Linear.bias (4,)", "Linear.weight (4, 3)"]
     assert verdict(verified, 1) == "lost_gradients"
-    assert "2 parameters that the failing call would reach no longer get a gradient in any " \
-           "call past it: Linear.bias (4,), Linear.weight (4, 3)" in happened(verified, 1)
+    assert "2 parameters that the failing call would reach no longer get a gradient (other " \
+           "than zeros) in any call past it: Linear.bias (4,), Linear.weight (4, 3)" in \
+        happened(verified, 1)
     # The program's one optimizer updates all four: so counted, the cut is rejected too.
     stepped = verify([cut], None, [str(script)], calls_before=1, seconds=300,
                      expected=expected, steps_before=1, unstepped={})
@@ -217,3 +218,24 @@ def test_inside_python_the_edits_are_said_not_run(tmp_path):
            "the command, python -m autograd_lens, runs each edit in a sandbox before it calls " \
            "one the fix)" in text
     assert "The fix as an edit of your program (" in text and "h = h.detach()" in text
+
+
+def test_an_edit_that_leaves_only_zero_gradients_is_caught(tmp_path):
+    """The ratio of new to old log-probabilities taken from one and the same tensor (as two
+    computations from the same weights give it): ``exp(logp - logp)`` is 1 whatever the
+    weights, the two terms' gradients cancel exactly, and the policy gets gradients of zeros
+    alone: it no longer trains, though the run ends without an error."""
+    from autograd_lens.verify import happened, verdict, verify
+
+    script = SCRIPTS / "freed_old_log_probs_before_minibatches.py"
+    line = "        ratio = torch.exp(logp - old_logp[mb])"
+    edit = Edit(str(script), _line(script, line), line,
+                ("        ratio = torch.exp(logp - logp)",))
+    expected = {"Linear.weight (3, 4)": 1, "Linear.bias (3,)": 1}
+    verified = verify([edit], None, [str(script)], calls_before=1, seconds=300,
+                      expected=expected, steps_before=1)
+    assert verified["error"] is None, verified
+    assert verdict(verified, 1) == "lost_gradients"
+    assert "2 parameters that the failing call would reach no longer get a gradient (other " \
+           "than zeros) in any call past it: Linear.bias (3,), Linear.weight (3, 4)" in \
+        happened(verified, 1)
