@@ -21,7 +21,9 @@ and one that fails is printed only as a failed attempt.
   it keeps the graph (``retain_graph=True``), so the failing call goes through it too.
 * :func:`made_again_in_loop`: the carrier was made by ``name = EXPR`` before the loop in which
   it enters, and nothing ``EXPR`` reads is a name the recording lists as holding the freed
-  graph: the same statement runs again at the top of that loop, so each pass builds its own
+  graph, or each such name has one plain assignment before it there, outside every loop, whose
+  names in turn hold none or are so made (``logits``, ``probs``, then ``loss``): the same
+  statements run again at the top of that loop, so each pass builds its own
   graph from what it reads then (a static guess could not tell a module or a plain tensor,
   read there, from a kept output that would bring the old graph back). Not when ``name = EXPR``
   is itself in an outer loop and the recording shows an optimizer step between the building
@@ -199,20 +201,46 @@ def made_again_in_loop(carrier: Any, evidence: dict | None) -> list[Fix]:
             source.scope_at(made.lineno) is not source.scope_at(enters.lineno):
         return []
     held = {h["name"] for h in recorded_names(evidence)}
-    read = {n.id for n in ast.walk(made.value) if isinstance(n, ast.Name)}
-    if read & held:  # computed again, it would read the old graph back in
+    chain = _made_from(source, made, held)
+    if chain is None:  # computed again, it would read the old graph back in
         return []
     if _loop(source, made) is not None and _stepped_since_built(evidence):
         return []  # a snapshot the program makes once per pass, kept across steps on purpose
     plan = Plan(source)
     indent, first = source.indent(loop.body[0].lineno), loop.body[0].lineno
-    plan.before(first, *(indent + line.lstrip() if n == 0 else line for n, line in
-                         enumerate(source.segment(made).splitlines())))
+    old = source.indent(made.lineno)
+    plan.before(first, *(indent + line[len(old):] if line.startswith(old) else line
+                         for statement in chain + [made]
+                         for line in (source.text(n) for n in
+                                      range(statement.lineno, statement.end_lineno + 1))))
+    names = ", ".join(f"`{path_of(s.targets[0])}`" for s in chain)
     return one_fix(f"`{carrier.name}` is computed again at the top of the loop of line "
-                   f"{loop.lineno}, so each pass builds its own graph and its backward trains "
-                   "what computes it; none of the names it reads held the freed graph at the "
-                   "failure, as recorded",
-                   plan)
+                   f"{loop.lineno}" + (f", with {names} that it is made from" if chain else "") +
+                   ", so each pass builds its own graph and its backward trains what computes "
+                   "it; " + ("the names they read held no freed graph at the failure, as "
+                             "recorded" if chain else "none of the names it reads held the freed "
+                             "graph at the failure, as recorded"), plan)
+
+
+def _made_from(source: Source, made: ast.Assign, held: set[str]) -> list[ast.stmt] | None:
+    """The assignments, before ``made`` in its function and outside every loop, of the names
+    it reads that the recording shows holding the freed graph, and of theirs in turn, in source
+    order (``logits = x @ W``, ``probs = logits.softmax(1)`` for ``loss = -probs[...].log()``);
+    None when such a name has no one plain assignment there."""
+    scope, chain, wanted = source.scope_at(made.lineno), [], [made]
+    while wanted:
+        statement = wanted.pop()
+        for name in sorted({n.id for n in ast.walk(statement.value)
+                            if isinstance(n, ast.Name)} & held):
+            stores = [s for s in source.stores(scope, name) if s.lineno < statement.lineno]
+            if not stores or not isinstance(stores[-1], ast.Assign) or \
+                    len(stores[-1].targets) != 1 or path_of(stores[-1].targets[0]) != name or \
+                    _loop(source, stores[-1]) is not None:
+                return None
+            if stores[-1] not in chain:
+                chain.append(stores[-1])
+                wanted.append(stores[-1])
+    return sorted(chain, key=lambda s: s.lineno)
 
 
 def _stepped_since_built(evidence: dict) -> bool:
