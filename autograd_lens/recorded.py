@@ -66,9 +66,10 @@ def _write_of(old: Write | None, evidence: dict) -> Write | None:
     names = found.get("names") or [w["name"] for w in evidence.get("written", [])]
     modules = found.get("module_names") or []
     by = modules[0] if found.get("module") and modules else ""  # the module's name
-    name = names[0] if names else "" if by else _target(found["user"]["text"])
+    name = names[0] if names else "" if by else _target(found["user"]["text"], found.get("op", ""))
+    held_by_none = not names and "(" in name  # a result no name holds, written, as recorded
     same = old is not None and (old.file, old.line) == (user["file"], user["line"])
-    if (step and old is not None and old.weight) or (same and old.name):
+    if (step and old is not None and old.weight) or (same and old.name and not held_by_none):
         name = old.name  # as the first run named it: a step's module, or the same write
     if step and found.get("parameter"):  # the module that holds the weight, as recorded
         name = _written(found["parameter"]).rsplit(".", 1)[0]
@@ -143,7 +144,8 @@ def amend(finding: Any, evidence: dict | None, why_not: str = "") -> Any:
                 line=write.line, function=write.function, kind="written",
                 why=(f"runs here and writes in place what {write.saver()} saved"
                      if write.module and not write.name else f"is written in place here after {write.saver()} saved it"), write=write,
-                origin="attribute" if "." in write.name and not write.module else "variable",
+                origin="attribute" if "." in write.name and "(" not in write.name and
+                not write.module else "variable",
                 entry="written"))
         if write is not None:  # the first run's written carrier kept: with what was recorded
             carriers = [_rewhy(dataclasses.replace(c, write=write),
@@ -246,15 +248,23 @@ def _stepped(text: str) -> str:
     return ast.unparse(calls[-1].func.value) if calls else ""
 
 
-def _target(text: str) -> str:
-    """What a statement writes in place: the target of ``+=`` or of an index assignment, the
-    object of a method ending in ``_`` (``x.clamp_()``); "" for anything else."""
+def _target(text: str, op: str = "") -> str:
+    """What a statement writes in place: the object of the method the recorded ``op`` names
+    (``add_`` in ``y[:, a:b] = lsm(t).add_(p)``: ``lsm(t)``, not ``y``), else the target of
+    ``+=`` or of an index assignment, the object of a method ending in ``_``
+    (``x.clamp_()``); "" for anything else."""
     import ast
 
     try:
         tree = ast.parse(text.strip())
     except SyntaxError:
         return ""
+    method = op.split(".")[0]
+    named = [node for node in ast.walk(tree) if isinstance(node, ast.Call) and
+             isinstance(node.func, ast.Attribute) and method.endswith("_") and
+             node.func.attr == method]
+    if len(named) == 1:
+        return ast.unparse(named[0].func.value)
     for node in ast.walk(tree):
         if isinstance(node, ast.AugAssign):
             return ast.unparse(node.target)
