@@ -339,7 +339,7 @@ class Recording:
 
         def recorded(outputs, *args, **kwargs):
             number = torch._C._autograd._get_sequence_nr()
-            site = log.sites.here(2, False)
+            site = log.sites.here(2, True)  # with its callers: a wrapper called from two lines
             nested = log.depth > 0  # run by a backward already running (a custom Function's)
             log.depth += 1
             try:

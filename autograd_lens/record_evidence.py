@@ -3,8 +3,8 @@
 :func:`evidence` runs at the failing call of the replay and returns a JSON-able dict:
 
 * ``kind`` (``"freed"`` or ``"modified"``), ``message``, ``call`` (its number: 1 for the first
-  backward or ``autograd.grad`` call), ``at`` (the user's line that called it), ``nested``
-  (whether another backward call, running, ran it: a custom Function's backward);
+  backward or ``autograd.grad`` call), ``at`` (the user's line that called it), ``callers``
+  (the user's frames that called that line, innermost first), ``nested`` (whether another backward call, running, ran it: a custom Function's backward);
 * ``node``: the node whose saved tensor was freed (or modified) that this backward met, with
   ``slot``, its sequence ``number``, ``built`` (the user's line that built it, with ``backward_calls`` and ``steps``: how
   many had run then) and, for the freed-graph error, ``freed_by`` (the backward call that freed
@@ -392,7 +392,8 @@ def evidence(log: Log, error: BaseException, outputs: Any, site: int, frame: Any
         stale = [(n, s) for n, s in stale if _freed_by(log, n, reached) is not None] or stale
     found: dict[str, Any] = {
         "kind": kind, "message": str(error).split("\n")[0], "call": log.backward_count + 1,
-        "at": log.sites.resolve(site)["user"], "node": None, "write": None, "written": [],
+        "at": log.sites.resolve(site)["user"], "callers": log.sites.resolve(site)["chain"],
+        "node": None, "write": None, "written": [],
         "holders": [], "carrying": [], "steps_before": log.step_count,
         "nested": log.depth > 1,
         "backwards": [dict(log.sites.resolve(c["site"])["user"] or {}, number=c["number"],

@@ -15,6 +15,10 @@ and one that fails is printed only as a failed attempt.
   own in another function than the failing call, and the recording shows it started from the
   very roots the failing call starts from (the same loss backwarded twice): without it, the
   failing call is the one backward of that loss.
+* :func:`without_earlier_wrapper_call`: the freeing call and the failing call are the one
+  backward statement of a thin wrapper (a function that does nothing else), the recording
+  shows both started from the same loss, and the wrapper was called first from another line
+  than the failing call's: that earlier call of the wrapper is left out.
 * :func:`earlier_backward_retained`: the backward call that freed the graph is a statement of
   its own in another function than the failing call, the recording shows it started from
   other roots (another loss made from the same forward), and no optimizer step ran after it:
@@ -78,7 +82,7 @@ def candidates(carriers: list, evidence: dict | None, failed: tuple[str, int] | 
         fixes += fresh_name(top) + fresh_total(top) + clear_after_backward(top, freed)
         fixes += made_again_in_loop(top, evidence) + attribute_made_again(top, evidence)
         fixes += start_again(top, evidence) + state_detached_where_kept(top, failed)
-    fixes += without_earlier_backward(freed, failed)
+    fixes += without_earlier_backward(freed, failed) + without_earlier_wrapper_call(evidence)
     at = (evidence or {}).get("at") or {}
     inner = (at["file"], at["line"]) if (evidence or {}).get("nested") and at.get("line") \
         else failed  # a call that another backward ran fails at its own statement
@@ -380,6 +384,38 @@ def without_earlier_backward(freed: dict | None, failed: tuple[str, int] | None)
     return one_fix(f"the backward at line {statement.lineno} is left out: it started from the "
                    "same loss as the later one (recorded), so the later backward alone gives "
                    "that loss's gradients, once", plan)
+
+
+def without_earlier_wrapper_call(evidence: dict | None) -> list[Fix]:
+    """See the module's docstring (the wrapper's earlier caller, a call statement of its own on
+    one line, left out; nothing when the recording does not show both callers)."""
+    found = evidence or {}
+    freed = (found.get("node") or {}).get("freed_by") or {}
+    site, at = freed.get("user") or {}, found.get("at") or {}
+    first, last = (freed.get("chain") or [None])[0], (found.get("callers") or [None])[0]
+    if not freed.get("same_roots") or freed.get("nested") or not site or first is None or \
+            last is None or (site.get("file"), site.get("line")) != \
+            (at.get("file"), at.get("line")) or \
+            (first["file"], first["line"]) == (last["file"], last["line"]):
+        return []
+    wrapper = Source.read(site["file"])
+    function = wrapper.scope_at(site["line"]) if wrapper else None
+    body = [s for s in getattr(function, "body", []) if not (
+        isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]  # (a docstring)
+    if len(body) != 1 or not body[0].lineno <= site["line"] <= body[0].end_lineno:
+        return []  # the wrapper does more than the backward: leaving a call out would lose it
+    source = Source.read(first["file"])
+    statement = source.statement_at(first["line"]) if source else None
+    if statement is None or not isinstance(statement, ast.Expr) or \
+            not isinstance(statement.value, ast.Call) or statement.lineno != statement.end_lineno:
+        return []
+    block = source.block_of(statement)
+    plan = Plan(source).replace(statement.lineno, None if len(block) > 1 else
+                                source.indent(statement.lineno) + "pass")
+    return one_fix(f"the call at line {statement.lineno} is left out: it ran the backward of "
+                   f"line {site['line']} from the same loss as the later call at line "
+                   f"{last['line']} (recorded), so that later call alone gives that loss's "
+                   "gradients, once", plan)
 
 
 def _freeing_statement(freed: dict | None, failed: tuple[str, int] | None,
