@@ -10,6 +10,9 @@ steps read back entry by entry (teacher outputs computed once, last epoch's pred
 sample), not a buffer of one update's terms: emptying it would lose what it is kept for. A
 state that no weights run on again, and that no line of the program makes from its own value
 (``s = cell(x, s)``), is not a state at all but a value computed from predictions and kept.
+And a gradient taken of a loss that a backward then goes through again is an inner step of
+meta-learning only when the failing graph takes a weight adapted after it (``w - lr * g``);
+without one, the gradient only weighed or measured the loss.
 """
 
 from __future__ import annotations
@@ -34,4 +37,19 @@ def refined(key: str, evidence: Any, scene: Any) -> str:
         return "two_networks"
     if key == "growing_buffer" and scene.looked_up:
         return "kept_value"  # entries read back one by one, by index or key
+    if key == "meta_learning" and evidence.latest is not None and \
+            not _adapted_weights(scene, evidence.latest.sequence):
+        # no weight stepped by the gradient: the gradient only weighed or measured the loss
+        # (a norm), and the backward goes again through the loss it was taken of
+        return "grad_then_backward"
     return key
+
+
+def _adapted_weights(scene: Any, after: int) -> bool:
+    """Whether the failing graph holds a node made after the gradient call numbered ``after``
+    that takes a leaf (a weight) itself: a weight adapted by that gradient (``w - lr * g``)."""
+    from .graph import node_name
+
+    return any(node._sequence_nr() > after and
+               any(node_name(kid) == "AccumulateGrad" for kid in scene.kids.get(node, ()))
+               for node in scene.order)

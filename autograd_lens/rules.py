@@ -126,11 +126,18 @@ def receiver(call: ast.Call) -> str | None:
 def earlier_call(source: Source, statement: ast.stmt, names: tuple[str, ...]) \
         -> tuple[ast.stmt, ast.Call] | None:
     """The last call of ``names`` before ``statement`` in its function, or of grad in a callee."""
+    found = earlier_calls(source, statement, names)
+    return found[-1] if found else None
+
+
+def earlier_calls(source: Source, statement: ast.stmt, names: tuple[str, ...]) \
+        -> list[tuple[ast.stmt, ast.Call]]:
+    """Every call of ``names`` before ``statement`` in its function, or, without one there,
+    of grad in a callee, in order."""
     scope = source.scope_at(statement.lineno)
-    found = [(s, c) for s, c in source.calls(scope, names) if s.end_lineno < statement.lineno] \
+    return [(s, c) for s, c in source.calls(scope, names) if s.end_lineno < statement.lineno] \
         or [(s, c) for s in source.statements(scope) if s.end_lineno < statement.lineno and
             names == GRAD for c in source.calls_within(s, names)]
-    return found[-1] if found else None
 
 
 def same_block(source: Source, first: ast.stmt, second: ast.stmt) -> bool:
@@ -287,10 +294,16 @@ def retain_on_grad(case: Case) -> list[Fix]:
         return []
     if retain_crosses_a_step(failed[0], earlier[0], failed[1]):
         return rerun_forward(case)
+    every = [c for _, c in earlier_calls(failed[0], failed[1], GRAD)]
+    plan = Plan(failed[0])
+    for call in every:
+        plan = with_keyword(plan, failed[0], call, "retain_graph") if plan else None
     return one_fix("autograd.grad keeps the graph, so backward goes through it once more (the "
                 "gradient and the weights' gradients from one forward)",
                 with_keyword(Plan(failed[0]), failed[0], earlier[1], "retain_graph")) + \
-        rerun_forward(case)
+        (one_fix("each autograd.grad call before the backward keeps its graph (each took a "
+                 "gradient of a part of the loss), so backward goes through them all once more",
+                 plan) if len(every) > 1 else []) + rerun_forward(case)
 
 
 def grad_keeps_graph(case: Case) -> list[Fix]:
