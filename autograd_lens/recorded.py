@@ -196,6 +196,11 @@ def amend(finding: Any, evidence: dict | None, why_not: str = "") -> Any:
         elif key == "shared_trunk" and not finding.situation and changes["carriers"] and \
                 _made_before_training(changes["carriers"][0], evidence):
             changes["situation"] = "13_tensor_outside_loop"
+        elif key in ("kept_value", "hidden_state") and changes["carriers"] and \
+                _first_run_of_the_failing_call(changes["carriers"][0], evidence):
+            # nothing was kept from an earlier step: another loss of this forward went first
+            changes["pattern"] = PATTERNS["shared_trunk"]
+            changes["situation"] = "02_two_losses_one_forward"
         elif key in ("shared_trunk", "two_networks", "kept_value", "hidden_state") and \
                 changes["carriers"] and _kept_before_loop(changes["carriers"][0], evidence):
             changes["pattern"], changes["situation"] = PATTERNS["outside_loop"], ""
@@ -336,6 +341,23 @@ def _made_before_training(carrier: Any, evidence: dict) -> bool:
         source.loop_of(statement) is None and (again or (
             failing is not None and source.loop_of(failing) is not None))
     # the failing call in a loop it was made before, or run again by the line that freed it
+
+
+def _first_run_of_the_failing_call(carrier: Any, evidence: dict) -> bool:
+    """Whether the recording shows the failing call's statement never run before, and the
+    carrier made by the failing call's own function, before the call that freed its graph: a
+    value of this very pass, which another backward (of a loss computed from it) went through
+    first; no earlier step kept it."""
+    got, at = carrier.got, evidence.get("at") or {}
+    freed = (evidence.get("node") or {}).get("freed_by") or {}
+    built = (evidence.get("node") or {}).get("built") or {}
+    if not got or not at or not freed.get("number") or built.get("backward_calls") is None:
+        return False
+    earlier = [b for b in evidence.get("backwards", []) if b["number"] < evidence.get("call", 0)
+               and (b.get("file"), b.get("line")) == (at.get("file"), at.get("line"))]
+    return not earlier and built["backward_calls"] < freed["number"] and \
+        (got["file"], got.get("qualname", got["function"])) == \
+        (at["file"], at.get("qualname", at["function"]))
 
 
 def _kept_before_loop(carrier: Any, evidence: dict) -> bool:
