@@ -61,8 +61,10 @@ IN_DRIVER = [p.name for p in FAILING] + [CHECKPOINT_REENTRANT, "exit_three.py", 
 
 def run(*args: str, command: bool = True) -> tuple[int, str, str]:
     prefix = [sys.executable, "-m", "autograd_lens", "--no-verify"] if command else [sys.executable]
+    # (a guard against a hang, not a speed check: the driver runs some thirty commands, each
+    # with its replay, and a busy machine may take several times a quiet one's minute or two)
     done = subprocess.run(prefix + list(args), cwd=SCRIPTS, capture_output=True, text=True,
-                          timeout=300)
+                          timeout=900)
     return done.returncode, done.stdout, done.stderr
 
 
