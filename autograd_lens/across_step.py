@@ -5,9 +5,10 @@ built after that step, from a value made before it whose graph saved a weight th
 (``outputs = model.segment(x)`` kept from a loop's first phase and read by its second phase's
 loss; a critic's ``value`` made before the critic's step and read by the actor's loss after it):
 
-* :func:`stale_holders`: the names of the failing call's function that hold such a value: their
-  node made before the step that wrote (the recording counts the steps run when each node was
-  made), while the names built after the step (the loss) are not;
+* :func:`stale_holders`: the names of the failing call's function that hold such a value, a
+  part of the failing call's graph: their node made before the step that wrote (the recording
+  counts the steps run when each node was made), when the newest of them (the loss) was made
+  after it;
 * :func:`stale_carriers`: the carriers said from them, each at the statement that made it (in
   place of a name the source reading gave that the recording shows built after the step);
 * :func:`detached_after_step`: each of them read after the step as a constant (``outputs =
@@ -43,10 +44,13 @@ def stale_holders(evidence: dict | None) -> list[dict]:
     if write is None:
         return []
     at, found, seen = evidence["at"], [], set()
-    for holder in sorted(evidence.get("holders", []), key=lambda h: h["number"]):
-        if (holder["file"], holder["qualname"], holder["now"]) != \
-                (at["file"], at["qualname"], at["line"]) or holder["name"] in seen or \
-                not holder["name"].isidentifier() or holder.get("steps") is None:
+    own = sorted((h for h in evidence.get("holders", []) if h.get("in_graph") and
+                  (h["file"], h["qualname"], h["now"]) == (at["file"], at["qualname"], at["line"])
+                  and h.get("steps") is not None), key=lambda h: h["number"])
+    if not own or own[-1]["steps"] < write["in_step"]:
+        return []  # the loss itself made before the step: it is built again after it instead
+    for holder in own:
+        if holder["name"] in seen or not holder["name"].isidentifier():
             continue
         seen.add(holder["name"])
         if holder["steps"] < write["in_step"]:
@@ -73,7 +77,8 @@ def stale_carriers(carriers: list, evidence: dict | None, got: Any) -> list:
     write, at = evidence["write"], evidence["at"]
     step = f"`{write['user']['text']}` at line {write['user']['line']}"
     made = [got(Carrier(
-        name=h["name"], file=at["file"], line=at["line"], function=at["function"],
+        name=h["name"], file=at["file"], line=_read_line(evidence, h["name"]) or at["line"],
+        function=at["function"],
         why=(f"was made before the optimizer step ({step}) that changed a weight its graph "
              "saved, and the failing loss, built after that step, is computed from it"),
         kind="old", entry="kept", write=next((c.write for c in carriers if c.write), None)),
@@ -84,6 +89,20 @@ def stale_carriers(carriers: list, evidence: dict | None, got: Any) -> list:
     return made + kept
 
 
+def _step_statement(evidence: dict) -> tuple[Source, ast.stmt] | None:
+    user = evidence["write"]["user"]
+    source = Source.read(user["file"])
+    step = source.statement_at(user["line"]) if source else None
+    return (source, step) if step is not None else None
+
+
+def _read_line(evidence: dict, name: str) -> int:
+    """The line where ``name`` is first read after the step (0: not found)."""
+    found = _step_statement(evidence)
+    read = _first_read(*found, name, evidence["at"]["line"]) if found else None
+    return read.lineno if read is not None else 0
+
+
 def detached_after_step(evidence: dict | None) -> list[Fix]:
     """See the module's docstring: each name detached right before the first statement after
     the step that reads it (in source order up to the failing call, else from the top of the
@@ -92,12 +111,10 @@ def detached_after_step(evidence: dict | None) -> list[Fix]:
     stale = stale_holders(evidence)
     if not stale:
         return []
-    user = evidence["write"]["user"]
-    source = Source.read(user["file"])
-    step = source.statement_at(user["line"]) if source else None
-    if step is None:
+    found = _step_statement(evidence)
+    if found is None:
         return []
-    plan, names = Plan(source), []
+    (source, step), plan, names = found, Plan(found[0]), []
     for name in dict.fromkeys(h["name"] for h in stale):
         read = _first_read(source, step, name, evidence["at"]["line"])
         if read is not None:

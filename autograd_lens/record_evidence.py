@@ -36,7 +36,7 @@
   innermost user frame), ``steps`` (the optimizer steps run by then) and ``callers`` (the
   user frames that called it, innermost first), and
   ``went``: whether that node lies in the graph of the call that freed the failing node (when
-  that call's graph is known); ``carrying``: the same for
+  that call's graph is known), ``in_graph``: whether it lies in the failing call's own graph; ``carrying``: the same for
   the names whose graph reaches none of that node but another freed node of the failing graph;
 * ``root`` (the freed-graph error): the failing call's first root node, its ``name``,
   ``number`` and ``built`` (as for ``node``): a loss built before the call that freed its
@@ -438,6 +438,9 @@ def evidence(log: Log, error: BaseException, outputs: Any, site: int, frame: Any
     holders, writers, carrying = _holders(log, frame, node, write[1] if write else None,
                                           facts["now"] if facts else -1, others)
     found["holders"], found["written"], found["carrying"] = holders, writers, carrying
+    failing = {n._sequence_nr() for n in order}
+    for holder in holders:  # a part of the failing call's own graph, or only reaching the node
+        holder["in_graph"] = holder["number"] in failing
     freeing = (found["node"].get("freed_by") or {}) if kind == "freed" else {}
     if freeing.get("known") and freeing["number"] in reached:  # that call's graph, walked
         went = {n._sequence_nr() for n in reached[freeing["number"]]}

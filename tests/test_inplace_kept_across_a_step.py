@@ -26,6 +26,7 @@ def test_the_kept_value_is_named_where_it_was_made(run):
     assert (carriers[0]["name"], carriers[0]["line"]) == ("opt_cls", marked(NAME, "step"))
     kept = carriers[1]
     assert (kept["name"], kept["line"]) == ("probs", marked(NAME, "made")), run["text"]
+    assert kept["enters"]["line"] == marked(NAME, "reads"), kept  # read first after the step
     assert "made before the optimizer step (`opt_cls.step()` at line " \
         f"{marked(NAME, 'step')})" in kept["why"], kept
     assert not any(c["name"] == "loss" for c in carriers), run["text"]
