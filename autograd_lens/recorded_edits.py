@@ -46,11 +46,12 @@ and one that fails is printed only as a failed attempt.
   ``W0`` a parameter the program makes; a detach would leave it untrained): each call
   starts from that start again, so no call's graph reaches the next (and the state is no
   longer carried from one call to the next, which the text says).
-* :func:`inner_call_retained`: the failing call is a backward (or ``autograd.grad``) that a
-  custom Function's backward runs, and the recording shows the same statement, run the same way
-  by an earlier backward, freed the graph; the program keeps the outer graph (a backward with
+* :func:`inner_call_retained`: the failing call is an ``autograd.grad`` that a custom
+  Function's backward runs, and the recording shows the same statement, run the same way by an
+  earlier backward, freed the graph; the program keeps the outer graph (a backward with
   ``retain_graph=True`` recorded) and no optimizer step ran since: the inner call keeps its
-  graph too, so the outer graph's next pass finds it.
+  graph too, so the outer graph's next pass finds it (not a ``backward()`` there: run again, it
+  would add into the ``.grad`` that the Function returns, counting the first pass twice).
 * :func:`clear_after_backward`: the carrier is an entry of a list that the program clears, after
   the backward that freed it, only under a condition (gradient accumulation that clears on the
   optimizer's steps): the same clearing statement also runs right after that backward.
@@ -502,7 +503,7 @@ def inner_call_retained(evidence: dict | None) -> list[Fix]:
     statement = source.statement_at(site["line"]) if source else None
     calls = [n for n in ast.walk(statement) if isinstance(n, ast.Call) and
              isinstance(n.func, (ast.Attribute, ast.Name)) and
-             getattr(n.func, "attr", getattr(n.func, "id", "")) in ("grad", "backward")] \
+             getattr(n.func, "attr", getattr(n.func, "id", "")) == "grad"] \
         if statement is not None else []
     if len(calls) != 1:
         return []
