@@ -8,7 +8,7 @@ loss; a critic's ``value`` made before the critic's step and read by the actor's
 * :func:`stale_holders`: the names of the failing call's function that hold such a value, a
   part of the failing call's graph: their node made before the step that wrote (the recording
   counts the steps run when each node was made), when the newest of them (the loss) was made
-  after it;
+  after it and the failing graph runs a fresh forward through some weights after the step;
 * :func:`stale_carriers`: the carriers said from them, each at the statement that made it (in
   place of a name the source reading gave that the recording shows built after the step);
 * :func:`detached_after_step`: each of them read after the step as a constant (``outputs =
@@ -47,8 +47,9 @@ def stale_holders(evidence: dict | None) -> list[dict]:
     own = sorted((h for h in evidence.get("holders", []) if h.get("in_graph") and
                   (h["file"], h["qualname"], h["now"]) == (at["file"], at["qualname"], at["line"])
                   and h.get("steps") is not None), key=lambda h: h["number"])
-    if not own or own[-1]["steps"] < write["in_step"]:
-        return []  # the loss itself made before the step: it is built again after it instead
+    if not own or own[-1]["steps"] < write["in_step"] or not write.get("fresh_weights"):
+        return []  # the loss itself made before the step (it is built again after it instead),
+        # or made after it from those values alone (detached, nothing would train)
     for holder in own:
         if holder["name"] in seen or not holder["name"].isidentifier():
             continue

@@ -15,7 +15,8 @@
 * ``write`` (the in-place error): the first write of the saved tensor after the node saved it,
   with its line in the user's code, the call chain and the library line under it, and the
   ``backward_calls`` and ``steps`` that lay between the save and the write (and ``in_step``:
-  the write is an optimizer's step itself), and for a weight its ``parameter`` path from a name
+  the write is an optimizer's step itself; then ``fresh_weights``: a node of the failing graph
+  made after that step takes a weight itself), and for a weight its ``parameter`` path from a name
   of the user's that holds its module; ``written``: the user's names that hold the tensor;
   ``next_writes``: the user's lines of the same first writes of the graph's other saved
   tensors in the error's state (the ones the backward would meet next); ``later_writes``: the
@@ -446,6 +447,13 @@ def evidence(log: Log, error: BaseException, outputs: Any, site: int, frame: Any
         went = {n._sequence_nr() for n in reached[freeing["number"]]}
         for holder in holders + carrying + ([found["root"]] if "root" in found else []):
             holder["went"] = holder["number"] in went
+    if found["write"] is not None and found["write"].get("in_step"):
+        # a node made after that step that takes a weight itself: the failing loss runs a
+        # fresh forward through some weights, not only values made before the step
+        step = found["write"]["in_step"]
+        found["write"]["fresh_weights"] = any(
+            (_built(log, n._sequence_nr()) or {}).get("steps", -1) >= step and
+            any(node_name(k) == "AccumulateGrad" for k in children(n)) for n in order)
     if found["write"] is not None and found["write"]["weight"]:
         found["write"]["parameter"] = _parameter_path(frame, write[1])
     return found
