@@ -45,10 +45,6 @@ NO_EDIT = {
     "carrier_state_in_generator.py": "the state lives in a generator's frame, not in the step",
     "carrier_loss_helper.py": "the running total is backwarded inside a helper: keeping it as "
                               "a number there would leave the helper a float to backward",
-    "carrier_grad_inside_backward.py": "the graph is freed by autograd.grad inside a custom "
-                                       "Function's backward; running the forward again reuses "
-                                       "the same kept output, and the first backward already "
-                                       "retains its graph",
 }
 
 
