@@ -73,7 +73,7 @@ def got(carrier: Any, holders: list[dict]) -> Any:
                          ("[" not in carrier.name and not _argument_of(f, root) or
                           site["function"] == "<module>" and _global_in(f, root))), site)
         if site is not None and root.startswith("self.") and holder.get("owner") and \
-                not holder["name"].startswith("self."):
+                "[" not in carrier.name and not holder["name"].startswith("self."):
             # no method of the attribute's object made it: named as the scope that did holds it
             return _at_got(carrier, site, holder["name"])
         if site is not None:
