@@ -34,7 +34,7 @@
   line it runs at (``now``), the class it is an attribute of (``owner``, "" for none), for an
   entry of a list or a dict its length (``entries``, else None), the node
   its tensor holds (``node``, ``number``), and where that node was made: ``built`` (the
-  innermost user frame), ``steps`` (the optimizer steps run by then) and ``callers`` (the
+  innermost user frame), ``steps`` and ``backward_calls`` (run by then) and ``callers`` (the
   user frames that called it, innermost first), and
   ``went``: whether that node lies in the graph of the call that freed the failing node (when
   that call's graph is known), ``in_graph``: whether it lies in the failing call's own graph; ``carrying``: the same for
@@ -371,6 +371,7 @@ def _holder(log: Log, name: str, scope: str, where: dict, start: Any) -> dict:
             "now": where["now"], "owner": where.get("owner", ""), "node": node_name(start),
             "number": start._sequence_nr(), "entries": where.get("entries"),
             "built": built.get("user"), "steps": built.get("steps"),
+            "backward_calls": built.get("backward_calls"),
             "callers": built.get("chain", [])}
 
 

@@ -173,7 +173,8 @@ def amend(finding: Any, evidence: dict | None, why_not: str = "") -> Any:
             number = freed["number"]
             changes["across_step"] = any(s["after_backward_calls"] >= number
                                          for s in evidence.get("steps", []))
-            changes["carriers"] = [_earlier_said(c, freed) for c in finding.carriers]
+            changes["carriers"] = [_made_after(_earlier_said(c, freed), evidence, freed)
+                                   for c in finding.carriers]
         holders = recorded_names(evidence)
         carriers = changes.get("carriers", finding.carriers)
         changes["carriers"] = _once([as_container(got(c, holders), holders) for c in by_recording(
@@ -446,6 +447,22 @@ def _earlier_said(carrier: Any, freed: dict) -> Any:
     why = why.replace("; it is assigned only before the loop, and enters",
                       "; it enters")
     return dataclasses.replace(carrier, why=why)
+
+
+_READ_FIRST = "is read here before it is assigned, so it brings in "
+
+
+def _made_after(carrier: Any, evidence: dict, freed: dict) -> Any:
+    """A carrier said to be read before it is assigned (a value from before this step), where
+    the recording shows the tensor its function's name holds made after the call that freed the
+    graph: it was assigned in this step, and computed from the old graph."""
+    if _READ_FIRST not in carrier.why:
+        return carrier
+    later = [h for h in evidence.get("holders", []) if h["name"] == carrier.name and
+             h["file"] == carrier.file and h.get("qualname", "").split(".")[-1] ==
+             carrier.function and (h.get("backward_calls") or 0) >= freed["number"]]
+    return dataclasses.replace(carrier, why=carrier.why.replace(
+        _READ_FIRST, "is computed in this step from ")) if later else carrier
 
 
 def _library_line(write: dict) -> list[str]:
