@@ -213,11 +213,9 @@ def made_again_in_loop(carrier: Any, evidence: dict | None) -> list[Fix]:
         return []  # a snapshot the program makes once per pass, kept across steps on purpose
     plan = Plan(source)
     indent, first = source.indent(loop.body[0].lineno), loop.body[0].lineno
-    old = source.indent(made.lineno)
-    plan.before(first, *(indent + line[len(old):] if line.startswith(old) else line
+    plan.before(first, *(indent + line.lstrip() if n == 0 else line
                          for statement in chain + [made]
-                         for line in (source.text(n) for n in
-                                      range(statement.lineno, statement.end_lineno + 1))))
+                         for n, line in enumerate(source.segment(statement).splitlines())))
     names = ", ".join(f"`{path_of(s.targets[0])}`" for s in chain)
     return one_fix(f"`{carrier.name}` is computed again at the top of the loop of line "
                    f"{loop.lineno}" + (f", with {names} that it is made from" if chain else "") +

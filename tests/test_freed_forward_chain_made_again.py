@@ -23,7 +23,7 @@ def test_the_chain_is_computed_again_at_the_top_of_the_loop(run):
     report = run["report"]
     assert report["verdict"] == "gone", run["text"]
     assert [(e["line"], e["new"]) for e in report["edits"]] == [(marked(NAME, "top"), [
-        "    pred = x @ w", "    err = pred - y", "    loss = err.pow(2).mean()  # made",
+        "    pred = x @ w", "    err = pred - y", "    loss = err.pow(2).mean()",
         "    w.grad = None  # top"])], run["text"]
 
 

@@ -131,19 +131,24 @@ def command(name: str, folder: Path) -> tuple[dict, str]:
     return json.loads(report.read_text()), err.getvalue()
 
 
-def edited_run(name: str, folder: Path) -> dict:
-    """The program with the command's edit applied, run: its globals."""
+def edited_runs(name: str, folder: Path) -> list[dict]:
+    """The program with each edit the command printed (the first and every alternative)
+    applied, run: their globals."""
     found, _ = command(name, folder)
-    assert found["alternatives"] == [], found["alternatives"]  # each printed edit is checked
-    return run_edited(name, found["edits"], folder)
+    printed = [found["edits"]] + found["alternatives"]
+    runs = []
+    for number, edits in enumerate(printed):
+        (folder / str(number)).mkdir()
+        runs.append(run_edited(name, edits, folder / str(number)))
+    return runs
 
 
 @pytest.mark.parametrize("name", sorted(REFERENCES))
 def test_the_edit_trains_as_the_reference(name, tmp_path):
-    space = edited_run(name, tmp_path)
-    for path, expected in REFERENCES[name]().items():
-        torch.testing.assert_close(value(space, path).detach(), expected.detach(),
-                                   rtol=1e-5, atol=1e-6)
+    for space in edited_runs(name, tmp_path):  # each printed edit is checked
+        for path, expected in REFERENCES[name]().items():
+            torch.testing.assert_close(value(space, path).detach(), expected.detach(),
+                                       rtol=1e-5, atol=1e-6)
 
 
 @pytest.mark.parametrize("name", NO_EDIT)
