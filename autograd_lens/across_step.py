@@ -12,8 +12,9 @@ loss; a critic's ``value`` made before the critic's step and read by the actor's
 * :func:`stale_carriers`: the carriers said from them, each at the statement that made it (in
   place of a name the source reading gave that the recording shows built after the step);
 * :func:`detached_after_step`: each of them read after the step as a constant (``outputs =
-  outputs.detach()`` right after the step statement): the later loss no longer reaches the graph
-  the step made stale, and what made the value was trained by the losses before the step.
+  outputs.detach()`` right before the first statement after the step that reads it): the later
+  loss no longer reaches the graph the step made stale, and what made the value was trained by
+  the losses before the step.
 
 The edit is a candidate, run before it is called the fix (see :mod:`autograd_lens.verify`).
 """
