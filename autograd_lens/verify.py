@@ -140,7 +140,7 @@ class CallCounter:
             # A custom Function's backward that returns None for an input calls the hook with
             # None: no gradient came; one of zeros alone trains nothing (two terms that cancel,
             # as ``exp(logp - old_logp)`` with both computed anew from the same weights).
-            if grad is not None and key not in self.gave and bool(grad.ne(0).any()):
+            if grad is not None and key not in self.gave and _not_zeros(grad):
                 self.gave.add(key)
         return note
 
@@ -797,3 +797,13 @@ def _ended(pid: int, deadline: float | None) -> str | None:
         os.waitpid(pid, 0)
         return "timeout"
     return None
+
+
+def _not_zeros(grad: Any) -> bool:
+    """Whether a gradient has an element other than zero (a sparse one, by its values; one that
+    cannot be read so, as a tensor of another kind, counts as a gradient)."""
+    try:
+        values = grad.coalesce().values() if grad.is_sparse else grad
+        return bool(values.ne(0).any())
+    except Exception:  # noqa: BLE001 - a hook must not raise into the program's backward
+        return True

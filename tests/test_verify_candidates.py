@@ -239,3 +239,16 @@ def test_an_edit_that_leaves_only_zero_gradients_is_caught(tmp_path):
     assert "2 parameters that the failing call would reach no longer get a gradient (other " \
            "than zeros) in any call past it: Linear.bias (3,), Linear.weight (3, 4)" in \
         happened(verified, 1)
+
+
+def test_a_gradient_counts_by_its_elements_sparse_ones_by_their_values():
+    """The hook that notes a gradient reads a sparse one (an embedding's with sparse=True) by
+    its values, and never raises into the program's backward."""
+    from autograd_lens.verify import _not_zeros
+
+    assert not _not_zeros(torch.zeros(3)) and _not_zeros(torch.tensor([0.0, 2.0]))
+    assert not _not_zeros(torch.zeros(3, 3).to_sparse())
+    assert _not_zeros(torch.eye(3).to_sparse())
+    embedding = torch.nn.Embedding(5, 2, sparse=True)
+    embedding(torch.tensor([1, 3])).sum().backward()
+    assert embedding.weight.grad.is_sparse and _not_zeros(embedding.weight.grad)
