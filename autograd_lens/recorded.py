@@ -173,12 +173,13 @@ def amend(finding: Any, evidence: dict | None, why_not: str = "") -> Any:
             number = freed["number"]
             changes["across_step"] = any(s["after_backward_calls"] >= number
                                          for s in evidence.get("steps", []))
-            changes["carriers"] = [_made_after(_earlier_said(c, freed), evidence, freed)
-                                   for c in finding.carriers]
+            changes["carriers"] = [_earlier_said(c, freed) for c in finding.carriers]
         holders = recorded_names(evidence)
         carriers = changes.get("carriers", finding.carriers)
         changes["carriers"] = _once([as_container(got(c, holders), holders) for c in by_recording(
             holding_itself(carriers, evidence, freed) + list(carriers), evidence)])
+        if freed is not None:
+            changes["carriers"] = [_made_after(c, evidence, freed) for c in changes["carriers"]]
         key = finding.pattern.key if finding.pattern else ""
         if is_second_loss(evidence) and changes["carriers"] and key != "gan_discriminator" \
                 and finding.situation != "12_gan_discriminator":  # a GAN's own page stands
@@ -455,9 +456,12 @@ _READ_FIRST = "is read here before it is assigned, so it brings in "
 def _made_after(carrier: Any, evidence: dict, freed: dict) -> Any:
     """A carrier said to be read before it is assigned (a value from before this step), where
     the recording shows the tensor its function's name holds made after the call that freed the
-    graph: it was assigned in this step, and computed from the old graph."""
-    if _READ_FIRST not in carrier.why:
-        return carrier
+    graph, by a statement before the line it is read at: it was assigned in this step, and
+    computed from the old graph."""
+    made = carrier.got
+    if _READ_FIRST not in carrier.why or made is None or made["file"] != carrier.file or \
+            made["line"] >= carrier.line:  # (``out, h = rnn(x, h)``: the line that reads it
+        return carrier  # made the value it holds now; what it read came from before)
     later = [h for h in evidence.get("holders", []) if h["name"] == carrier.name and
              h["file"] == carrier.file and h.get("qualname", "").split(".")[-1] ==
              carrier.function and (h.get("backward_calls") or 0) >= freed["number"]]
