@@ -44,10 +44,8 @@ def stale_holders(evidence: dict | None) -> list[dict]:
     write = _step(evidence)
     if write is None:
         return []
-    at, found, seen = evidence["at"], [], set()
-    own = sorted((h for h in evidence.get("holders", []) if h.get("in_graph") and
-                  (h["file"], h["qualname"], h["now"]) == (at["file"], at["qualname"], at["line"])
-                  and h.get("steps") is not None), key=lambda h: h["number"])
+    found, seen = [], set()
+    own = sorted((h for h in _in_frame(evidence) if h.get("in_graph")), key=lambda h: h["number"])
     if not own or own[-1]["steps"] < write["in_step"] or not write.get("fresh_weights"):
         return []  # the loss itself made before the step (it is built again after it instead),
         # or made after it from those values alone (detached, nothing would train)
@@ -60,11 +58,16 @@ def stale_holders(evidence: dict | None) -> list[dict]:
     return found
 
 
-def _built_after(name: str, evidence: dict, write: dict) -> bool:
+def _in_frame(evidence: dict) -> list[dict]:
+    """The recorded holders that are names of the failing call's own frame, with the steps
+    run when their node was made."""
     at = evidence["at"]
-    return any(h["name"] == name and (h["file"], h["qualname"], h["now"]) ==
-               (at["file"], at["qualname"], at["line"]) and h.get("steps") is not None and
-               h["steps"] >= write["in_step"] for h in evidence.get("holders", []))
+    return [h for h in evidence.get("holders", []) if h.get("steps") is not None and
+            (h["file"], h["qualname"], h["now"]) == (at["file"], at["qualname"], at["line"])]
+
+
+def _built_after(name: str, evidence: dict, write: dict) -> bool:
+    return any(h["name"] == name and h["steps"] >= write["in_step"] for h in _in_frame(evidence))
 
 
 def stale_carriers(carriers: list, evidence: dict | None, got: Any) -> list:
