@@ -17,7 +17,9 @@ An entry of a list that carries the graph is named by the list the program holds
 (:func:`as_container`: ``self.memory`` for ``self.memory[1]``, the entry kept as detail), at
 the one statement of the file that puts entries into that list when the source has exactly
 one (``self.memory.append(...)``), and when the replay recorded where the entry's node was
-made, only if it is that statement; the edits keep the entry's own name and line.
+made, only if it is that statement, or if that statement is in a module's forward hook (the
+hook keeps what the module's call made: named there, as the statement that keeps it); the edits
+keep the entry's own name and line.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from typing import Any
 
 _ENTRY = re.compile(r"([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\[(\d+)\]")
 _PUTS = ("append", "extend", "insert")
+_HOOKS = ("register_forward_hook", "register_forward_pre_hook")
 
 
 def recorded_names(evidence: dict | None) -> list[dict]:
@@ -92,9 +95,27 @@ def as_container(carrier: Any, holders: list[dict] = ()) -> Any:
              for f in [h["built"], *h.get("callers", [])]]
     site = next((f for f in chain if (f["file"], f["line"]) == (put["file"], put["line"])),
                 None)
+    if site is None and chain and in_a_hook(put):  # a hook keeps what a module's call made
+        return dataclasses.replace(carrier, shown=root, kept=put)
     if site is None:
         return carrier  # recorded as made elsewhere: named where it was made
     return dataclasses.replace(carrier, shown=root, put=put, got=site)
+
+
+def in_a_hook(site: dict) -> bool:
+    """Whether the statement ``site`` lies in a function that its file registers as a module's
+    forward hook (``layer.register_forward_hook(keep)``; ``self.keep`` for a method): torch
+    runs it after the module's forward, on what that call made."""
+    from .edits import Source, path_of
+
+    source = Source.read(site["file"])
+    scope = source.scope_at(site["line"]) if source else None
+    if not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and
+               n.func.attr in _HOOKS and n.args and
+               path_of(n.args[0]) in (scope.name, f"self.{scope.name}")
+               for n in ast.walk(source.tree))
 
 
 def put_in(file: str, root: str, line: int = 0) -> dict | None:

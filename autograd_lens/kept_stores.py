@@ -22,7 +22,8 @@ _EMPTY = ("clear", "pop", "popleft", "popitem", "remove")
 
 def read_by_key(source: Source, container: str) -> bool:
     """Whether the program reads an entry of ``container`` by an index or key (not a slice,
-    and not the index of a loop over all of it, ``for i in range(len(container))``: that reads
+    and not the index of a loop over all of it, ``for i in range(len(container))`` or
+    ``range(0, len(container))``: that reads
     the whole list, in order, as iterating it does)."""
     walked = {n.target.id for n in ast.walk(source.tree) if isinstance(n, ast.For) and
               isinstance(n.target, ast.Name) and _over_all_of(n.iter, container)}
@@ -33,12 +34,15 @@ def read_by_key(source: Source, container: str) -> bool:
 
 
 def _over_all_of(iterable: ast.expr, container: str) -> bool:
-    """Whether ``iterable`` is ``range(len(container))``."""
-    return isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and \
-        iterable.func.id == "range" and len(iterable.args) == 1 and \
-        isinstance(iterable.args[0], ast.Call) and \
-        isinstance(iterable.args[0].func, ast.Name) and iterable.args[0].func.id == "len" and \
-        len(iterable.args[0].args) == 1 and path_of(iterable.args[0].args[0]) == container
+    """Whether ``iterable`` is ``range(len(container))`` (or ``range(0, len(container))``)."""
+    if not (isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and
+            iterable.func.id == "range" and not iterable.keywords and
+            1 <= len(iterable.args) <= 2):
+        return False
+    *start, stop = iterable.args
+    return all(isinstance(a, ast.Constant) and a.value == 0 for a in start) and \
+        isinstance(stop, ast.Call) and isinstance(stop.func, ast.Name) and \
+        stop.func.id == "len" and len(stop.args) == 1 and path_of(stop.args[0]) == container
 
 
 def emptied_when(source: Source, container: str) -> bool:
