@@ -60,7 +60,7 @@ def _write_of(old: Write | None, evidence: dict) -> Write | None:
     if found is None or found.get("user") is None:
         return None
     if old is not None and old.module and old.line and found.get("library") and \
-            _stem(found["op"]) in _stem(old.text):
+            _stem(found["op"]) in _stem(old.text) and (old.name or old.by):
         return old  # the module made with inplace=True whose call made the recorded write
     user, step = found["user"], found.get("in_step") is not None
     names = found.get("names") or [w["name"] for w in evidence.get("written", [])]
