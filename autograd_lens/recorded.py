@@ -74,6 +74,11 @@ def _write_of(old: Write | None, evidence: dict) -> Write | None:
     if step and found.get("parameter"):  # the module that holds the weight, as recorded
         name = _written(found["parameter"]).rsplit(".", 1)[0]
     name = _bound_result(found["user"]["text"], name) if not step and not by else name
+    written = _target(user["text"], found.get("op", "")) if not step and not by else ""
+    if written in names[1:]:  # views of one storage: the one the statement writes, as written
+        name = written
+    shares = tuple(n for n in names if n != name) if not step and not by and name in names \
+        else ()
     if found.get("parameter") and not step and not by and name and "." not in name and \
             name not in [w["name"] for w in evidence.get("written", [])]:
         # a weight written under a local name of the function that wrote it (``p`` of a loop
@@ -92,7 +97,8 @@ def _write_of(old: Write | None, evidence: dict) -> Write | None:
                  saved_from=tuple(filter(None, (_user_line(f) for f in
                                                 (node.get("built") or {}).get("chain", [])))),
                  later_lines=tuple((w["file"], w["line"])
-                                   for w in evidence.get("later_writes", [])))
+                                   for w in evidence.get("later_writes", [])),
+                 shares=shares)
 
 
 def _user_line(site: dict | None) -> tuple[str, int] | tuple[()]:

@@ -170,6 +170,8 @@ def written_lines(write: Write | None, recorded: bool = False) -> list[str]:
     what = f"a weight, `{write.name}`" if write.weight and write.how == "op" and write.name \
         else f"a weight of `{write.name}`" if write.weight and write.name else \
         "a weight" if write.weight else f"`{write.name}`" if write.name else "a tensor"
+    if write.shares and write.name and not write.weight:  # which view was saved is not known
+        what += " or a view of the same storage (" + ", ".join(f"`{n}`" for n in write.shares) + ")"
     saver = f"{write.node} saved {what} (slot {write.slot})" if write.node else \
         f"A node saved {what}"
     lines = [lead, f"{saver} at version {saved}; it is at version {now} now."]

@@ -66,6 +66,9 @@ class Write:
             first, as recorded.
         later_lines: (file, line) of the writes, recorded in a replay, that changed the same
             saved tensor again after this one, up to the version the error reports.
+        shares: the other names of the writing frame that held a tensor of the same storage
+            when the write ran, as recorded (views share one version counter: ``z`` and ``z1``
+            beside ``z2`` in ``z2 += shift`` after ``z1, z2 = z[:, :2], z[:, 2:]``).
     """
 
     node: str
@@ -88,6 +91,7 @@ class Write:
     saved_at: tuple[str, int] | tuple[()] = ()
     saved_from: tuple[tuple[str, int], ...] = ()
     later_lines: tuple[tuple[str, int], ...] = ()
+    shares: tuple[str, ...] = ()
 
     def where(self) -> str:
         return place(self.file, self.line) if self.line else ""
