@@ -16,7 +16,18 @@ loss; a critic's ``value`` made before the critic's step and read by the actor's
   loss no longer reaches the graph the step made stale, and what made the value was trained by
   the losses before the step.
 
-The edit is a candidate, run before it is called the fix (see :mod:`autograd_lens.verify`).
+Where the step and the failing backward run in functions called from two statements of one
+function (``update_params(q1_optim, q1_loss)`` then ``update_params(policy_optim,
+policy_loss)``: the recorded call chains of the step and of the failing call run the same
+statements above it and part there), with the loss built before the first of them:
+
+* :func:`parting` finds those two statements, and :func:`stale_in_caller` the names of that
+  function that hold the failing graph, their node made before the step;
+* :func:`rebuilt_before_call`: the statements of that function that made them (and what they
+  are made from that holds the graph) run again right before the failing call's statement,
+  from the weights as the steps left them.
+
+The edits are candidates, run before they are called the fix (see :mod:`autograd_lens.verify`).
 """
 
 from __future__ import annotations
@@ -78,7 +89,7 @@ def stale_carriers(carriers: list, evidence: dict | None, got: Any) -> list:
 
     stale = stale_holders(evidence)
     if not stale:
-        return carriers
+        return _stale_in_caller(carriers, evidence, got)
     write, at = evidence["write"], evidence["at"]
     step = f"`{write['user']['text']}` at line {write['user']['line']}"
     made = [got(Carrier(
@@ -92,6 +103,33 @@ def stale_carriers(carriers: list, evidence: dict | None, got: Any) -> list:
     kept = [c for c in carriers if c.name not in names and
             not (c.kind != "written" and _built_after(c.name, evidence, write))]
     return made + kept
+
+
+def _stale_in_caller(carriers: list, evidence: dict | None, got: Any) -> list:
+    """``carriers`` with the names of :func:`stale_in_caller` first, each given by ``got`` at
+    the statement that made it, entering at the statement whose call failed; a carrier of
+    the failing call's own frame holding one of their tensors (the loss handed to a helper
+    that backwards it) is left out, said through the caller's name."""
+    from .carriers import Carrier
+
+    stale = stale_in_caller(evidence)
+    if not stale:
+        return carriers
+    (fail, step), write, at = parting(evidence), evidence["write"], evidence["at"]
+    numbers = {h["number"] for h in stale}
+    inner = {h["name"] for h in evidence.get("holders", []) if h.get("number") in numbers and
+             (h["file"], h["qualname"], h.get("now")) == (at["file"], at["qualname"], at["line"])}
+    said = (f"`{write['user']['text']}` at line {write['user']['line']}, run by the call at "
+            f"line {step['line']}")
+    made = [got(Carrier(
+        name=h["name"], file=fail["file"], line=fail["line"], function=fail["function"],
+        why=(f"was made before the optimizer step ({said}) that changed a weight its graph "
+             "saved, and the backward that failed, run by the call here, goes through it"),
+        kind="old", entry="kept", write=next((c.write for c in carriers if c.write), None)),
+        evidence["holders"]) for h in stale]
+    names = {c.name for c in made}
+    return made + [c for c in carriers if c.name not in names and
+                   not (c.kind != "written" and c.name in inner)]
 
 
 def _step_statement(evidence: dict) -> tuple[Source, ast.stmt] | None:
@@ -166,3 +204,70 @@ def _inside(loop: ast.stmt, statement: ast.stmt) -> bool:
 
 _COMPOUND = (ast.If, ast.For, ast.While, ast.With, ast.Try, ast.FunctionDef, ast.ClassDef,
              ast.AsyncFor, ast.AsyncWith, ast.AsyncFunctionDef)
+
+
+def parting(evidence: dict | None) -> tuple[dict, dict] | None:
+    """The frames where the recorded call chains of the step that wrote and of the failing
+    call part, as (failing call's, step's): one function, the same statements running above
+    it, the step's statement first; None when they part in the innermost frame of both (the
+    step and the backward in one function's run) or not at all."""
+    write = (evidence or {}).get("write") or {}
+    at, user = (evidence or {}).get("at"), write.get("user")
+    if not write.get("in_step") or not at or not user:
+        return None
+    failing = [at, *evidence.get("callers", [])][::-1]
+    stepping = [user, *write.get("chain", [])][::-1]
+    for depth, (fail, step) in enumerate(zip(failing, stepping)):
+        if (fail["file"], fail["qualname"]) != (step["file"], step["qualname"]):
+            return None
+        if fail["line"] != step["line"]:
+            innermost = depth == len(failing) - 1 and depth == len(stepping) - 1
+            return None if innermost or step["line"] > fail["line"] else (fail, step)
+    return None
+
+
+def stale_in_caller(evidence: dict | None) -> list[dict]:
+    """The names of the function where the chains part (:func:`parting`) that hold the
+    failing graph, their node made before the step that wrote, each once."""
+    parted = parting(evidence)
+    if parted is None:
+        return []
+    fail, write = parted[0], evidence["write"]
+    found: dict[str, dict] = {}
+    for holder in evidence.get("holders", []):
+        if (holder["file"], holder["qualname"], holder.get("now")) == \
+                (fail["file"], fail["qualname"], fail["line"]) and holder.get("in_graph") and \
+                holder.get("steps") is not None and holder["steps"] < write["in_step"] and \
+                holder["name"].isidentifier():
+            found.setdefault(holder["name"], holder)
+    return list(found.values())
+
+
+def rebuilt_before_call(evidence: dict | None) -> list[Fix]:
+    """See the module's docstring: the assignments before the step's statement that made the
+    stale names the failing call's statement reads (and the values they are made from that
+    hold the graph), put again right before that statement."""
+    from .rules_inplace import _built_before
+
+    stale = stale_in_caller(evidence)
+    if not stale:
+        return []
+    fail, step = parting(evidence)
+    source = Source.read(fail["file"])
+    failed = source.statement_at(fail["line"]) if source else None
+    stepped = source.statement_at(step["line"]) if source else None
+    if failed is None or stepped is None or \
+            source.scope_at(failed.lineno) is not source.scope_at(stepped.lineno):
+        return []
+    copies = _built_before(source, stepped, failed, None, {h["name"] for h in stale})
+    if not copies:
+        return []
+    indent, moved = source.indent(failed.lineno), []
+    for copy in copies:
+        old = source.indent(copy.lineno)
+        moved += [indent + text[len(old):] if text.startswith(old) else text
+                  for text in (source.text(n) for n in range(copy.lineno, copy.end_lineno + 1))]
+    said = ", ".join(f"`{h['name']}`" for h in stale)
+    return one_fix(f"{said} is built again right before the call whose backward failed, from "
+                   "the weights as the optimizer steps run before it left them: that backward "
+                   "goes through a new graph", Plan(source).before(failed.lineno, *moved))

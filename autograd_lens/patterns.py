@@ -75,14 +75,16 @@ class Pattern:
         (``notebooks/<name>``), a name with a folder is that page (``chapters/debugging``)."""
         return [link(n) for n in self.notebooks]
 
-    def fixes(self, carriers: list, failed: tuple[str, int] | None = None) -> list[Fix]:
+    def fixes(self, carriers: list, failed: tuple[str, int] | None = None,
+              write: Any = None) -> list[Fix]:
         """The fix as edits of the program, first choice first (empty when the source does not
         show the edit plainly). ``carriers``: most likely first; ``failed``: (file, line) of
-        the backward (or autograd.grad) call that failed."""
+        the backward (or autograd.grad) call that failed; ``write``: the in-place error's
+        write."""
         if self.rule is None:
             return []
         try:
-            fixes = self.rule(Case(tuple(carriers), failed))
+            fixes = self.rule(Case(tuple(carriers), failed, write))
         except (ValueError, IndexError, AttributeError, TypeError):
             return []  # a source the rule does not understand: no edit rather than a guess
         fixes = state_fix(carriers) or fixes  # the variable holds a library's state object

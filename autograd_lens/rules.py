@@ -38,10 +38,13 @@ class Fix:
 
 @dataclass(frozen=True)
 class Case:
-    """What a rule may read: the carriers, most likely first, and the failed call's line."""
+    """What a rule may read: the carriers, most likely first, the failed call's line, and for
+    the in-place error the write (where no carrier holds it: a step no name of the source
+    reading led to)."""
 
     carriers: tuple[Any, ...]
     failed: tuple[str, int] | None = None
+    write: Any = None
 
 
 Rule = Callable[[Case], list[Fix]]

@@ -46,7 +46,7 @@ _ATOMS = (ast.Name, ast.Attribute, ast.Constant, ast.Call, ast.Subscript)
 
 
 def _write(case: Case) -> Any:
-    return case.carriers[0].write if case.carriers else None
+    return case.carriers[0].write if case.carriers and case.carriers[0].write else case.write
 
 
 def out_of_place(case: Case) -> list[Fix]:

@@ -310,7 +310,8 @@ class Teller:
 
         finding = self.finding
         read = [c for c in finding.carriers if not c.held]  # the source's: edits come from them
-        fixes = finding.pattern.fixes(read, self.where) if finding.pattern else []
+        fixes = finding.pattern.fixes(read, self.where, finding.write if finding.inplace
+                                      else None) if finding.pattern else []
         own = [f.edits for f in fixes]  # the edits the pattern's words lead to
         if finding.pattern is not None and not finding.inplace and finding.evidence:
             from .earlier_loss import detach_in_earlier_loss
@@ -325,10 +326,11 @@ class Teller:
                 fixes = fixes + [f for f in candidates(read, finding.evidence, self.where)
                                  if f.edits not in {g.edits for g in fixes}]
         if finding.inplace and finding.evidence:
-            from .across_step import detached_after_step
+            from .across_step import detached_after_step, rebuilt_before_call
 
             with contextlib.suppress(Exception):  # a source it cannot read: no such edit
-                fixes = fixes + [f for f in detached_after_step(finding.evidence)
+                fixes = fixes + [f for f in detached_after_step(finding.evidence) +
+                                 rebuilt_before_call(finding.evidence)
                                  if f.edits not in {g.edits for g in fixes}]
         self.fixes, self.unbound = names_bound(fixes)
         self.own = [f.edits in own for f in self.fixes]
