@@ -143,21 +143,33 @@ def _names(frame: Any, key: int | None) -> tuple[str, ...]:
             if storage_key(value) == key:
                 found.append(name)
             continue
-        inner = dict(getattr(value, "_parameters", None) or {})
-        inner.update(getattr(value, "_buffers", None) or {})
-        if hasattr(value, "__dict__") and not isinstance(value, type):
-            inner.update(vars(value))
+        own = own_attributes(value)
+        inner = dict(own.get("_parameters") or {})
+        inner.update(own.get("_buffers") or {})
+        inner.update(own)
         found += [f"{name}.{attribute}" for attribute, item in inner.items()
                   if isinstance(item, torch.Tensor) and storage_key(item) == key]
     if not found:  # a parameter or buffer of a module below: self.entities.weight, net[2].weight
         for name, value in values:
             modules = [(name, value)] if isinstance(value, torch.nn.Module) else [
-                (f"{name}.{a}", v) for a, v in (vars(value).items() if hasattr(value, "__dict__")
-                                                and not isinstance(value, type) else ())
+                (f"{name}.{a}", v) for a, v in own_attributes(value).items()
                 if isinstance(v, torch.nn.Module)]
             for path, module in modules:
                 found += [path + _path(inner) for inner in _storages_of(module).get(key, ())]
     return tuple(dict.fromkeys(found))
+
+
+def own_attributes(value: Any) -> dict:
+    """The attributes an object holds itself (its ``__dict__``), read without running any of
+    its code (a ``__getattr__`` that raises ``KeyError``, as a dict with attribute access
+    does, is never called): empty for a class, or an object without one."""
+    if isinstance(value, type):
+        return {}
+    try:
+        own = object.__getattribute__(value, "__dict__")
+    except Exception:  # noqa: BLE001 - no __dict__ (slots, a C object): nothing held
+        return {}
+    return own if isinstance(own, dict) else {}
 
 
 # Locals that hold no tensor of the program's: modules of Python's, classes, functions.

@@ -57,7 +57,7 @@ from typing import Any, Iterator
 import torch
 
 from .graph import _SAVED_PREFIX, breadth_first, children, node_name
-from .record import Log, is_users, storage_key
+from .record import Log, is_users, own_attributes, storage_key
 from .writes import _parsed, stale_nodes
 
 _ITEMS = 200  # entries of one container looked at
@@ -305,10 +305,10 @@ def _inside(value: Any) -> Iterator[tuple[str, Any]]:
         for key, item in vars(value).items():
             if not key.startswith("_") and isinstance(item, (torch.Tensor, list, tuple, dict)):
                 yield f".{key}", item
-    elif hasattr(value, "__dict__") and not isinstance(value, torch.Tensor) and (
+    elif own_attributes(value) and not isinstance(value, torch.Tensor) and (
             is_users(getattr(sys.modules.get(type(value).__module__), "__file__", "") or "")
             or isinstance(value, torch.autograd.function.BackwardCFunction)):  # a Function's ctx
-        for key, item in list(vars(value).items())[:_ITEMS]:
+        for key, item in list(own_attributes(value).items())[:_ITEMS]:
             yield f".{key}", item
 
 

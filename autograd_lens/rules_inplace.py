@@ -46,7 +46,9 @@ _ATOMS = (ast.Name, ast.Attribute, ast.Constant, ast.Call, ast.Subscript)
 
 
 def _write(case: Case) -> Any:
-    return case.carriers[0].write if case.carriers and case.carriers[0].write else case.write
+    """The write: the finding's (recorded, when the replay recorded it), else the first
+    carrier's."""
+    return case.write or (case.carriers[0].write if case.carriers else None)
 
 
 def out_of_place(case: Case) -> list[Fix]:
