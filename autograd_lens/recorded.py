@@ -85,10 +85,12 @@ def _write_of(old: Write | None, evidence: dict) -> Write | None:
         # over an optimizer's groups): named by its module's path, as the program holds it
         name = _written(found["parameter"])
     versions = old.versions if old is not None else (found["version"] - 1, found["version"])
+    carrying = tuple(dict.fromkeys([*(old.carrying if old is not None else ()),
+                                    *_held_in_frame(evidence)]))
     return Write(node.get("name", ""), node.get("slot", ""), name, bool(found.get("weight")),
                  "step" if step else "op", user["file"], user["line"], user["function"],
                  user["text"], versions,
-                 old.carrying if old is not None else (), old.reached if old is not None else 0,
+                 carrying, old.reached if old is not None else 0,
                  module=found.get("library") is not None and not step,
                  maker=found.get("module") or "", by=by,
                  trained=old is not None and old.trained,
@@ -103,6 +105,15 @@ def _write_of(old: Write | None, evidence: dict) -> Write | None:
 
 def _user_line(site: dict | None) -> tuple[str, int] | tuple[()]:
     return (site["file"], site["line"]) if site and site.get("line") else ()
+
+
+def _held_in_frame(evidence: dict) -> list[str]:
+    """The names of the failing call's frame that the recording shows holding its graph
+    (``losses`` for ``losses["wgan_g"]``), in the recording's order."""
+    at = evidence.get("at") or {}
+    return [re.split(r"[\[.]", h["name"], maxsplit=1)[0] for h in evidence.get("holders", [])
+            if (h.get("file"), h.get("qualname"), h.get("now")) ==
+            (at.get("file"), at.get("qualname"), at.get("line"))]
 
 
 def _stem(text: str) -> str:
