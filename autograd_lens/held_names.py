@@ -18,8 +18,9 @@ An entry of a list that carries the graph is named by the list the program holds
 the one statement of the file that puts entries into that list when the source has exactly
 one (``self.memory.append(...)``), and when the replay recorded where the entry's node was
 made, only if it is that statement, or if that statement is in a module's forward hook (the
-hook keeps what the module's call made: named there, as the statement that keeps it); the edits
-keep the entry's own name and line.
+hook keeps what the module's call made), or appends the name the statement that made the node
+assigned, later in the same function (``buffer.append(loss)`` after ``loss = ...``): named there,
+as the statement that keeps it; the edits keep the entry's own name and line.
 """
 
 from __future__ import annotations
@@ -95,11 +96,32 @@ def as_container(carrier: Any, holders: list[dict] = ()) -> Any:
              for f in [h["built"], *h.get("callers", [])]]
     site = next((f for f in chain if (f["file"], f["line"]) == (put["file"], put["line"])),
                 None)
-    if site is None and chain and in_a_hook(put):  # a hook keeps what a module's call made
-        return dataclasses.replace(carrier, shown=root, kept=put)
+    if site is None and chain and (in_a_hook(put) or _appends_made(put, carrier.got)):
+        return dataclasses.replace(carrier, shown=root, kept=put)  # the statement keeping it
     if site is None:
         return carrier  # recorded as made elsewhere: named where it was made
     return dataclasses.replace(carrier, shown=root, put=put, got=site)
+
+
+def _appends_made(put: dict, made: dict) -> bool:
+    """Whether the statement ``put`` appends (extends, inserts) the very name that the
+    statement ``made`` assigned, later in the same function (``buffer.append(loss)`` after
+    ``loss = criterion(out, y)``), no other assignment of that name coming between."""
+    from .edits import Source, path_of, targets
+
+    source = Source.read(put["file"])
+    if source is None or made["file"] != put["file"] or made["line"] >= put["line"]:
+        return False
+    putting, making = source.statement_at(put["line"]), source.statement_at(made["line"])
+    if putting is None or making is None or \
+            source.scope_at(putting.lineno) is not source.scope_at(making.lineno):
+        return False
+    calls = [n for n in ast.walk(putting) if isinstance(n, ast.Call) and
+             isinstance(n.func, ast.Attribute) and n.func.attr in _PUTS and n.args]
+    names = {path_of(a) for c in calls for a in c.args} & set(targets(making))
+    return bool(names) and not any(
+        making.lineno < s.lineno < putting.lineno
+        for n in names for s in source.stores(source.scope_at(putting.lineno), n))
 
 
 def in_a_hook(site: dict) -> bool:

@@ -52,6 +52,11 @@ and one that fails is printed only as a failed attempt.
   ``retain_graph=True`` recorded) and no optimizer step ran since: the inner call keeps its
   graph too, so the outer graph's next pass finds it (not a ``backward()`` there: run again, it
   would add into the ``.grad`` that the Function returns, counting the first pass twice).
+* :func:`appended_value_read`: the carrier is an entry of a list, kept by the statement that
+  appends a name (``losses.append(loss)``), and the statement where it enters reads the list
+  by an index (``losses[i].backward()``) after that append in the same pass of the same loop:
+  it reads the name just appended instead, this pass's value with its own graph (the list,
+  never emptied, holds earlier passes' entries at that index).
 * :func:`clear_after_backward`: the carrier is an entry of a list that the program clears, after
   the backward that freed it, only under a condition (gradient accumulation that clears on the
   optimizer's steps): the same clearing statement also runs right after that backward.
@@ -83,6 +88,7 @@ def candidates(carriers: list, evidence: dict | None, failed: tuple[str, int] | 
         fixes += fresh_name(top) + fresh_total(top) + clear_after_backward(top, freed)
         fixes += made_again_in_loop(top, evidence) + attribute_made_again(top, evidence)
         fixes += start_again(top, evidence) + state_detached_where_kept(top, failed)
+        fixes += appended_value_read(top)
     fixes += without_earlier_backward(freed, failed) + without_earlier_wrapper_call(evidence)
     at = (evidence or {}).get("at") or {}
     inner = (at["file"], at["line"]) if (evidence or {}).get("nested") and at.get("line") \
@@ -571,3 +577,35 @@ def clear_after_backward(carrier: Any, freed: dict | None) -> list[Fix]:
     return one_fix(f"`{root}` is cleared right after each backward through its entries (as "
                    f"line {later[0].lineno} clears it, which runs only under a condition), so "
                    "the next pass fills it with entries of its own graph", plan)
+
+
+def appended_value_read(carrier: Any) -> list[Fix]:
+    """See the module's docstring (a carrier kept by an append: its ``kept`` statement)."""
+    kept, root = carrier.kept, carrier.shown
+    if not kept or not root or not carrier.name.startswith(root + "[") or \
+            kept["file"] != carrier.file:
+        return []
+    source = Source.read(carrier.file)
+    putting = source.statement_at(kept["line"]) if source else None
+    enters = source.statement_at(carrier.line) if source else None
+    if putting is None or enters is None or putting.lineno >= enters.lineno or \
+            source.loop_of(putting) is None or source.loop_of(putting) is not source.loop_of(enters):
+        return []
+    appended = [a.id for n in ast.walk(putting) if isinstance(n, ast.Call) and
+                isinstance(n.func, ast.Attribute) and n.func.attr == "append" and
+                path_of(n.func.value) == root for a in n.args if isinstance(a, ast.Name)]
+    reads = [n for n in ast.walk(enters) if isinstance(n, ast.Subscript) and
+             isinstance(n.ctx, ast.Load) and path_of(n.value) == root and
+             not isinstance(n.slice, ast.Slice)]
+    if len(appended) != 1 or not reads or any(r.lineno != r.end_lineno for r in reads):
+        return []
+    name = appended[0]
+    scope = source.scope_at(enters.lineno)
+    if any(putting.lineno < s.lineno < enters.lineno for s in source.stores(scope, name)):
+        return []
+    plan = Plan(source)
+    for read in reads:
+        plan.replace_span(read, name)
+    return one_fix(f"line {enters.lineno} reads `{name}`, the value appended to `{root}` in "
+                   "this pass, with its own graph: the list keeps every earlier pass's entries, "
+                   "and the index read one whose graph an earlier backward went through", plan)
