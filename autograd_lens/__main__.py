@@ -434,7 +434,8 @@ class _Ahead:
         teller, steps = self.teller, failed["steps_before"]
         self.started[(tuple(fix.edits), steps)] = start_verify(
             list(fix.edits), self.module, self.target, teller.calls_before, self.rerun,
-            bound(teller.seconds), self.counter.expected, steps, self.counter.unstepped)
+            bound(teller.seconds), self.counter.expected, steps, self.counter.unstepped,
+            self.counter.by_hand)
 
     def take(self, edits: tuple, steps_before: int | None) -> Any:
         """The run started here of ``edits`` counted from ``steps_before`` steps, or None."""
@@ -546,7 +547,7 @@ def _verify(teller: Teller, rerun: Rerun, counter: CallCounter, module: str | No
                 if started is None:
                     started = start_verify(list(fix.edits), module, target, teller.calls_before,
                                            rerun, seconds, counter.expected, steps,
-                                           counter.unstepped)
+                                           counter.unstepped, counter.by_hand)
                 runs.append(finish_verify(started))
             if ahead is not None:
                 ahead.stop_rest()

@@ -74,8 +74,12 @@ def got(carrier: Any, holders: list[dict]) -> Any:
                           site["function"] == "<module>" and _global_in(f, root))), site)
         if site is not None and root.startswith("self.") and holder.get("owner") and \
                 "[" not in carrier.name and not holder["name"].startswith("self."):
-            # no method of the attribute's object made it: named as the scope that did holds it
-            return _at_got(carrier, site, holder["name"])
+            # no method of the attribute's object made it: named as the scope that did holds it,
+            # by the name the making statement assigns when it holds the same tensor (``Y`` of
+            # ``Y = X @ w``, later kept as ``loader.Y``)
+            return _at_got(carrier, site, next(
+                (o["name"] for o in holders if o is not holder and o.get("number") ==
+                 holder.get("number") and _stores(site, o["name"])), holder["name"]))
         if site is not None:
             return _at_got(carrier, site, _whole(carrier.name, holder, holders, site))
         for other in holders:  # handed in: the name that holds it where it was made

@@ -73,6 +73,13 @@ def stepped(tensors: list[Any]) -> set[int] | None:
     return {id(t) for t in tensors if id(t) in held}
 
 
+def written_in_place(tensors: list[Any]) -> set[int]:
+    """The ids of those of ``tensors`` that are leaves the program has written in place (their
+    version counter moved: a weight updated by hand, ``w -= lr * w.grad`` under no_grad)."""
+    return {id(t) for t in tensors if getattr(t, "is_leaf", False) and
+            getattr(t, "_version", 0) > 0}
+
+
 def missing(expected: dict[str, int], got: list[str]) -> list[str]:
     """The names of ``expected`` (name: count) that ``got`` lacks, each once per copy missing."""
     short = Counter(expected) - Counter(got)

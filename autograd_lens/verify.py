@@ -13,7 +13,9 @@ or at its bound in time; then it ends at once, without the program's ``atexit`` 
 
 An edit *holds* (:func:`verdict` ``"gone"``) when its run got past the point that failed without
 an error, and every parameter that the failing call would have reached and that an optimizer
-alive at the failure updates (every one it would reach, in a program without an optimizer) still
+alive at the failure updates (in a program without an optimizer, every one it would reach that
+the program has written in place by then, a weight updated by hand, or every one it would reach
+when it wrote none) still
 gets a gradient in some call past that point (parameters named by their module and shape, see
 :mod:`autograd_lens.reached`): a run at its limit goes on until each optimizer that updates one
 of them has stepped past the failing call (a generator trained by a loss of its own after the
@@ -68,8 +70,9 @@ class CallCounter:
 
     In the first run it keeps, at the failure, what the verifying runs compare with
     (:attr:`expected`: the names of the parameters the failing call would reach that an
-    optimizer alive at the failure updates, with their counts, or all of them when the program
-    has no optimizer; :attr:`unstepped`: the others it would reach, None without an optimizer;
+    optimizer alive at the failure updates, with their counts, or, when the program has no
+    optimizer, those it has written in place (:attr:`by_hand`), else all of them;
+    :attr:`unstepped`: the others it would reach, None without an optimizer and by-hand writes;
     :attr:`steps_before`: the optimizer steps made before it). In a verifying run, ``limit``
     stops the program once that many calls have returned (or ``step_limit`` steps have been
     made), and the parameters that get a gradient in the calls from ``watch_from`` on (or in
@@ -92,6 +95,7 @@ class CallCounter:
         self._stepping: set[int] = set()  # those optimizers
         self.expected: dict[str, int] | None = None
         self.unstepped: dict[str, int] | None = None
+        self.by_hand = False  # no optimizer: the parameters the program wrote in place count
         self.steps_before = 0
         self.reached: dict[int, Any] = {}
         self.gave: set[int] = set()  # the ids of the reached leaves that got a gradient
@@ -166,6 +170,9 @@ class CallCounter:
             found = [t for t in reached.leaves(outputs) if getattr(t, "requires_grad", False)]
             named = reached.names(found)
             stepped = reached.stepped(found)
+            if stepped is None:  # no optimizer: those the program updated in place by hand
+                stepped = reached.written_in_place(found) or None
+                self.by_hand = stepped is not None
             self.expected = dict(Counter(n for t, n in zip(found, named)
                                          if stepped is None or id(t) in stepped))
             self.unstepped = None if stepped is None else \
@@ -406,13 +413,14 @@ def bound(seconds_to_failure: float) -> float:
 def verify(edits: list[Edit], module: str | None, target: list[str], calls_before: int,
            rerun: Rerun | None = None, seconds: float | None = None,
            expected: dict[str, int] | None = None, steps_before: int | None = None,
-           unstepped: dict[str, int] | None = None) -> dict:
+           unstepped: dict[str, int] | None = None, by_hand: bool = False) -> dict:
     """Run the program with ``edits`` applied, in the sandbox (``rerun``'s, if one was started
     before the first run; else a new one, closed after); ``calls_before``: the calls that
     returned before the one that failed; ``steps_before``: the optimizer steps made before it
     (None: not counted); ``expected``: the names of the parameters the failing call would reach
     that an optimizer updates (None: not compared), ``unstepped``: those it would reach that no
-    optimizer updates, None when the program has no optimizer; ``seconds``: the bound, after
+    optimizer updates, None when the program has no optimizer (``by_hand``: it has none, and
+    ``expected`` are those the program wrote in place, updated by hand); ``seconds``: the bound, after
     which the run is stopped. Returns
     ``{"ran", "backward_calls", "error"}`` and ``"steps"``, ``"ended"`` (the program ended by
     itself), ``"missing"`` (parameters of ``expected`` that got no gradient in any call
@@ -422,7 +430,7 @@ def verify(edits: list[Edit], module: str | None, target: list[str], calls_befor
     :func:`start_verify` and :func:`finish_verify` do the same in two halves (the run goes on
     between them)."""
     return finish_verify(start_verify(edits, module, target, calls_before, rerun, seconds,
-                                      expected, steps_before, unstepped))
+                                      expected, steps_before, unstepped, by_hand))
 
 
 class Started:
@@ -443,7 +451,8 @@ def start_verify(edits: list[Edit], module: str | None, target: list[str], calls
                  rerun: Rerun | None = None, seconds: float | None = None,
                  expected: dict[str, int] | None = None,
                  steps_before: int | None = None,
-                 unstepped: dict[str, int] | None = None) -> Started | dict:
+                 unstepped: dict[str, int] | None = None,
+                 by_hand: bool = False) -> Started | dict:
     """Start the run of ``edits`` (as :func:`verify`) and return at once: the run, for
     :func:`finish_verify`, or the result already (no edit to run)."""
     if not edits:
@@ -468,6 +477,7 @@ def start_verify(edits: list[Edit], module: str | None, target: list[str], calls
         if expected is not None:
             spec["expected"] = expected
             spec["unstepped"] = unstepped
+            spec["by_hand"] = by_hand
         run = rerun.start(spec, seconds)
     except BaseException:
         if own:
@@ -579,11 +589,13 @@ def happened(verified: dict, calls_before: int) -> str:
     if said == "other_error":
         return f"it stopped on another error, after {calls}: {verified['error']}"
     stepped = "untrained" in verified  # the program had an optimizer at the failure
+    updates = (" and the program updates in place" if verified.get("by_hand") else
+               " and an optimizer updates") if stepped else ""
     if said == "lost_gradients":
         lost = verified["missing"]
         return (f"past the call that failed, but {len(lost)} parameter"
                 f"{'s' if len(lost) != 1 else ''} that the failing call would reach"
-                f"{' and an optimizer updates' if stepped else ''} no longer "
+                f"{updates} no longer "
                 f"get{'s' if len(lost) == 1 else ''} a gradient (other than zeros) in any call "
                 "past it: "
                 f"{_names(lost)}")
@@ -594,12 +606,13 @@ def happened(verified: dict, calls_before: int) -> str:
     steps = verified.get("steps", 0)
     past = f"{calls}" + (f" and {steps} optimizer step{'s' if steps != 1 else ''}" if steps else "")
     said = (f"{past} ran without an error, past the point that failed, every parameter that "
-            f"the failing call would reach{' and an optimizer updates' if stepped else ''} "
+            f"the failing call would reach{updates} "
             "still getting a gradient")
     untrained = verified.get("untrained") or []
     if untrained:
-        said += (f"; the edit stops gradients into {_names(untrained)}, which no optimizer "
-                 "updates")
+        said += (f"; the edit stops gradients into {_names(untrained)}, which " +
+                 ("the program does not update" if verified.get("by_hand") else
+                  "no optimizer updates"))
     return said
 
 
@@ -624,7 +637,7 @@ def _child(spec: dict) -> bool:
 
     counter = CallCounter(spec["limit"], spec.get("step_limit"), spec.get("watch_from"),
                           spec.get("steps_from"), spec.get("expected"),
-                          spec.get("unstepped") is not None)
+                          spec.get("unstepped") is not None and not spec.get("by_hand"))
     error, stopped, same, ended = None, False, False, False
     try:
         with contextlib.ExitStack() as stack:
@@ -647,6 +660,8 @@ def _child(spec: dict) -> bool:
         same = error_kind(caught) is not None
     result = {"ran": True, "backward_calls": counter.count, "error": error,
               "steps": counter.steps, "ended": ended, "stopped": stopped}
+    if spec.get("by_hand"):
+        result["by_hand"] = True
     if sandbox.REFUSED and error is not None:
         result["refused"] = sandbox.REFUSED[0]
     if error is not None:
