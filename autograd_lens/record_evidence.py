@@ -313,7 +313,7 @@ def _inside(value: Any) -> Iterator[tuple[str, Any]]:
 
 
 def _tensors(value: Any) -> Iterator[tuple[str, torch.Tensor, str]]:
-    """The tensors a value holds: itself, the entries of a list, or a module's tensors kept as
+    """The tensors a value holds: itself, the entries of a list or a dict, or a module's tensors kept as
     plain attributes and its buffers (an inference cache: ``self.attention.cache_k``), each with
     the class it is an attribute of ("" for none)."""
     if isinstance(value, torch.Tensor):
@@ -322,6 +322,12 @@ def _tensors(value: Any) -> Iterator[tuple[str, torch.Tensor, str]]:
         for index, item in enumerate(value[:_ITEMS]):
             if isinstance(item, torch.Tensor):
                 yield f"[{index}]", item, ""
+    elif isinstance(value, dict):  # (an object's dict of features: ``frame.feats["text"]``)
+        for index, (key, item) in enumerate(value.items()):
+            if index >= _ITEMS:
+                break
+            if isinstance(item, torch.Tensor):
+                yield f'["{key}"]' if isinstance(key, str) else f"[{key!r}]", item, ""
     elif isinstance(value, torch.nn.Module):
         kept = list(value._buffers.items()) + [(k, v) for k, v in vars(value).items()
                                                if not k.startswith("_")]

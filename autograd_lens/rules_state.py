@@ -436,8 +436,8 @@ def _kept_where_made(case: Case) -> list[Fix]:
 
 
 def _made_up_front(carrier: Any) -> tuple | None:
-    """(source, statement, name, form) of a carrier made by ``name = EXPR`` outside every loop,
-    as recorded (the statement that keeps it under its name, when another made its node); the
+    """(source, statement, name, form) of a carrier made by ``name = EXPR`` outside every loop
+    (or held in what it assigns: ``data.feats["x"]`` made by ``data = make(...)``), as recorded (the statement that keeps it under its name, when another made its node); the
     form of a dict, for an entry read by a string key; None for any other."""
     got = getattr(carrier, "kept", None) or getattr(carrier, "got", None)
     source = Source.read(got["file"]) if got else None
@@ -445,8 +445,9 @@ def _made_up_front(carrier: Any) -> tuple | None:
     name = carrier.shown or carrier.name
     if statement is None or source.loop_of(statement) is not None or \
             not isinstance(statement, ast.Assign) or len(statement.targets) != 1 or \
-            not isinstance(statement.targets[0], ast.Name) or statement.targets[0].id != name:
-        return None
+            not isinstance(statement.targets[0], ast.Name) or \
+            re.match(rf"{statement.targets[0].id}(?![\w])", name) is None:
+        return None  # (the name it assigns, or a path into what it holds: ``data.feats["x"]``)
     form = "list" if carrier.name.startswith(name + "[") and \
         isinstance(statement.value, (ast.List, ast.ListComp)) else \
         "dict" if carrier.name.startswith(name + '["') else carrier.form
