@@ -188,8 +188,9 @@ def computed_once(source: Source, path: str) -> bool:
     inits = [n for n in ast.walk(source.tree) if isinstance(n, ast.FunctionDef) and
              n.name == "__init__"]
     stores = [n for n in ast.walk(source.tree) if isinstance(n, (ast.Assign, ast.AnnAssign))
-              and any(isinstance(t, ast.Attribute) and t.attr == attr for t in
-                      (n.targets if isinstance(n, ast.Assign) else [n.target]))]
+              and any(isinstance(t, ast.Attribute) and t.attr == attr
+                      for target in (n.targets if isinstance(n, ast.Assign) else [n.target])
+                      for t in ast.walk(target))]  # (unpacked too: ``out, self.h = ...``)
     return bool(stores) and all(any(i.lineno <= s.lineno <= i.end_lineno and
                                     _reads_own(s.value, i) for i in inits) and
                                 not _no_grad(source, s) for s in stores)
