@@ -65,11 +65,11 @@ def _rank(carrier: Any, holders: list[dict], freed: set) -> int:
 
 def by_recording(carriers: list, evidence: dict) -> list:
     """``carriers`` ordered by what the recording shows each holds (see the module's
-    docstring); unchanged when the recording confirms none of them."""
+    docstring); unchanged when the recording lists none of them."""
     holders = recorded_names(evidence)
     freed = set(evidence.get("freed_nodes") or ())
     ranks = [_rank(c, holders, freed) for c in carriers]
-    if not carriers or min(ranks) > 0:
+    if not carriers or min(ranks) > 1:
         return list(carriers)
     at = evidence.get("at") or {}
     kept = [(rank, i, c) for i, (rank, c) in enumerate(zip(ranks, carriers))

@@ -57,6 +57,11 @@ and one that fails is printed only as a failed attempt.
   by an index (``losses[i].backward()``) after that append in the same pass of the same loop:
   it reads the name just appended instead, this pass's value with its own graph (the list,
   never emptied, holds earlier passes' entries at that index).
+* :func:`taken_in_detached`: a statement of the recorded call chain that made the carrier's
+  node (``surrogate(s, a, advantage)``, in the loop that also backwards a critic's loss
+  through ``advantage``) reads names that the recording shows holding a graph an earlier
+  backward freed (``carrying``): it reads them detached, so the earlier backward alone trains
+  what made them, and the carrier's graph no longer reaches theirs.
 * :func:`clear_after_backward`: the carrier is an entry of a list that the program clears, after
   the backward that freed it, only under a condition (gradient accumulation that clears on the
   optimizer's steps): the same clearing statement also runs right after that backward.
@@ -88,7 +93,7 @@ def candidates(carriers: list, evidence: dict | None, failed: tuple[str, int] | 
         fixes += fresh_name(top) + fresh_total(top) + clear_after_backward(top, freed)
         fixes += made_again_in_loop(top, evidence) + attribute_made_again(top, evidence)
         fixes += start_again(top, evidence) + state_detached_where_kept(top, failed)
-        fixes += appended_value_read(top)
+        fixes += appended_value_read(top) + taken_in_detached(top, evidence)
     fixes += without_earlier_backward(freed, failed) + without_earlier_wrapper_call(evidence)
     at = (evidence or {}).get("at") or {}
     inner = (at["file"], at["line"]) if (evidence or {}).get("nested") and at.get("line") \
@@ -609,3 +614,32 @@ def appended_value_read(carrier: Any) -> list[Fix]:
     return one_fix(f"line {enters.lineno} reads `{name}`, the value appended to `{root}` in "
                    "this pass, with its own graph: the list keeps every earlier pass's entries, "
                    "and the index read one whose graph an earlier backward went through", plan)
+
+
+def taken_in_detached(carrier: Any, evidence: dict | None) -> list[Fix]:
+    """See the module's docstring: the innermost statement of the chain that made the
+    carrier's node reading such names, each read there as ``name.detach()``."""
+    carrying = {(h["file"], h["qualname"], h["name"]) for h in (evidence or {}).get("carrying", [])
+                if h["name"].isidentifier()}
+    holder = next((h for h in recorded_names(evidence) if held_as(carrier.name, h["name"]) and
+                   h.get("built")), None)
+    if not carrying or holder is None:
+        return []
+    for frame in [holder["built"], *holder.get("callers", [])]:
+        source = Source.read(frame["file"])
+        statement = source.statement_at(frame["line"]) if source else None
+        if statement is None or hasattr(statement, "body"):
+            continue
+        reads = [n for n in ast.walk(statement) if isinstance(n, ast.Name) and
+                 isinstance(n.ctx, ast.Load) and
+                 (frame["file"], frame["qualname"], n.id) in carrying]
+        if not reads:
+            continue
+        plan = Plan(source)
+        for read in reads:
+            plan.replace_span(read, f"{read.id}.detach()")
+        said = ", ".join(dict.fromkeys(f"`{r.id}`" for r in reads))
+        return one_fix(f"{said}, holding a graph that an earlier backward went through, is read "
+                       f"detached at line {statement.lineno}, where this loss takes it in: the "
+                       "earlier backward alone trains what made it", plan)
+    return []
