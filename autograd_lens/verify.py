@@ -22,7 +22,9 @@ of them has stepped past the failing call (a generator trained by a loss of its 
 critic's calls), for at most as many calls and steps again as the first run made up to its
 failure, and 20 more. Any gradient counts, zero too: a critic's bias under ``d_fake - d_real``
 gets exactly zero in the program as written. A parameter that no optimizer updates
-may lose its gradient: the run's text names it ("the edit stops gradients into ..."). "Past
+may lose its gradient, and so may one whose optimizers all stay idle past that point while
+another steps (an autoencoder trained first, whose optimizer is still alive when a flow is
+fitted on its codes): the run's text names it ("the edit stops gradients into ..."). "Past
 the point" is counted in backward calls, or, for an edit that merges backward calls into one
 (fewer calls per step), in optimizer steps: the run passes the step that failed and ends by
 itself or makes more steps; a program without optimizer steps whose edit merges backward calls
@@ -590,7 +592,8 @@ def happened(verified: dict, calls_before: int) -> str:
         return f"it stopped on another error, after {calls}: {verified['error']}"
     stepped = "untrained" in verified  # the program had an optimizer at the failure
     updates = (" and the program updates in place" if verified.get("by_hand") else
-               " and an optimizer updates") if stepped else ""
+               " and an optimizer updates" + (" past that point" if verified.get("idle") else "")
+               ) if stepped else ""
     if said == "lost_gradients":
         lost = verified["missing"]
         return (f"past the call that failed, but {len(lost)} parameter"
@@ -608,6 +611,10 @@ def happened(verified: dict, calls_before: int) -> str:
     said = (f"{past} ran without an error, past the point that failed, every parameter that "
             f"the failing call would reach{updates} "
             "still getting a gradient")
+    idle = verified.get("idle") or []
+    if idle:
+        said += (f"; the edit stops gradients into {_names(idle)}, which no optimizer updated "
+                 "past that point (the program no longer trains it there)")
     untrained = verified.get("untrained") or []
     if untrained:
         said += (f"; the edit stops gradients into {_names(untrained)}, which " +
@@ -670,6 +677,10 @@ def _child(spec: dict) -> bool:
         with contextlib.suppress(Exception):
             got = counter.got()
             result["missing"] = reached.missing(spec["expected"], got)
+            if result["missing"] and counter.updated:  # some optimizer stepped past the point:
+                # a parameter that no optimizer updated from there on is not trained any more
+                result["idle"] = [n for n in result["missing"] if n not in counter.updated]
+                result["missing"] = [n for n in result["missing"] if n in counter.updated]
             if spec.get("unstepped") is not None:
                 result["untrained"] = reached.missing(spec["unstepped"], got)
     with open(spec["result"], "w", encoding="utf-8") as handle:  # allowed by the guard
