@@ -461,9 +461,19 @@ def _recompute_inside(case: Case) -> list[Fix]:
     if loop is None and statement is not None and len(source.scopes_at(statement.lineno)) > 1 \
             and not source.stores(source.scope_at(statement.lineno), carrier.name):
         # Read by a function called again and again (an optimizer's closure) that only reads
-        # it: computed again inside that function, before it is read.
+        # it: computed again inside that function, before it is read; so is each other carrier
+        # the same statement reads that way (``f``, ``kd`` and ``kp`` of one residual).
+        plan = recompute(source, carrier.name, statement)
+        scope = source.scope_at(statement.lineno)
+        for other in case.carriers[1:]:
+            again = recompute(source, other.name, statement) if plan is not None and \
+                (other.file, other.line) == (carrier.file, carrier.line) and \
+                other.name.isidentifier() and other.name != carrier.name and \
+                not source.stores(scope, other.name) else None
+            if again is not None:
+                plan.before(statement.lineno, *again.changes[statement.lineno][0])
         return one_fix("computed again each time the function runs: each call's backward goes "
-                       "through a new graph", recompute(source, carrier.name, statement))
+                       "through a new graph", plan)
     if loop is None:
         return []
     stores = [s for s in source.stores(source.scope_at(carrier.line), carrier.name)
