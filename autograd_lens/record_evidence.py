@@ -135,8 +135,9 @@ def _first_write(log: Log, facts: dict, number: int) -> tuple | None:
     node's creation that took a storage from the saved version to the next (writes before it,
     such as the node's own in-place operation or a custom Function's forward, led up to the
     saved version), of a storage whose last write took it to the version the error reports;
-    among several, one of a storage the node's operation took or made, of the reported size,
-    outside a backward."""
+    among several, one outside a backward (a buffer the engine writes while the failing
+    backward runs can take a freed tensor's memory and go through the same versions), then one
+    of a storage the node's operation took or made, of the reported size."""
     first: dict[Any, tuple] = {}
     last: dict[Any, int] = {}
     for write in log.writes:
@@ -147,7 +148,7 @@ def _first_write(log: Log, facts: dict, number: int) -> tuple | None:
     index = bisect.bisect_right(log.made, number)
     taken = log.made_storages[index] if index < len(log.made_storages) else frozenset()
     candidates = [w for key, w in first.items() if last[key] == facts["now"]]
-    candidates.sort(key=lambda w: (w[1] not in taken, _numel(w[3]) != facts["numel"], w[9],
+    candidates.sort(key=lambda w: (w[9], w[1] not in taken, _numel(w[3]) != facts["numel"],
                                    w[0]))
     return candidates[0] if candidates else None
 
