@@ -222,7 +222,7 @@ def _why(relation: str, entry: Entry, graph: str) -> str:
         return (f"is kept on an object and read here before it is assigned, so the value that "
                 f"comes in was made earlier, and its graph reaches {graph}")
     if entry.how == "read_first" and entry.argument:
-        return f"is handed in by the caller, so it brings in {graph}"
+        return f"is handed in by the caller here, so it brings in {graph}"
     if entry.how == "read_first":
         return f"is read here before it is assigned, so it brings in {graph}"
     return f"is computed in this step from {graph}"

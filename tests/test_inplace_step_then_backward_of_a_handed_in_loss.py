@@ -13,6 +13,6 @@ def test_the_loss_is_said_to_be_handed_in(tmp_path):
     run = command_reports([NAME], tmp_path)[NAME]
     handed = [c for c in run["report"]["carriers"] if c["name"] == "g_loss" and
               c["line"] == marked(NAME, "fails")]
-    assert handed and handed[0]["why"].startswith("is handed in by the caller, so it brings in"), \
-        run["report"]["carriers"]
+    assert handed and handed[0]["why"].startswith(
+        "is handed in by the caller here, so it brings in"), run["report"]["carriers"]
     assert "before it is assigned" not in run["text"], run["text"]
