@@ -73,8 +73,10 @@ def got(carrier: Any, holders: list[dict]) -> Any:
                          ("[" not in carrier.name and not _argument_of(f, root) or
                           site["function"] == "<module>" and _global_in(f, root))), site)
         if site is not None and root.startswith("self.") and holder.get("owner") and \
-                ("[" not in carrier.name or holder["name"].endswith(carrier.name[4:])) and \
+                ("[" not in carrier.name or '["' in carrier.name and
+                 holder["name"].endswith(carrier.name[4:])) and \
                 not holder["name"].startswith("self."):
+            # (a dict's named entry too; a list's entry is named by its list, below)
             # no method of the attribute's object made it: named as the scope that did holds it,
             # by the name the making statement assigns when it holds the same tensor (``Y`` of
             # ``Y = X @ w``, later kept as ``loader.Y``)

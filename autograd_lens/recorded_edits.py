@@ -60,11 +60,13 @@ and one that fails is printed only as a failed attempt.
 * :func:`taken_in_detached`: a statement of the recorded call chain that made the carrier's
   node (``surrogate(s, a, advantage)``, in the loop that also backwards a critic's loss
   through ``advantage``) reads names that the recording shows holding a graph an earlier
-  backward freed (``carrying``): it reads them detached, so the earlier backward alone trains
-  what made them, and the carrier's graph no longer reaches theirs.
+  backward freed (``carrying``), a backward of another statement than the failing one (another
+  loss's, not an earlier pass of the same): it reads them detached, so the earlier backward
+  alone trains what made them, and the carrier's graph no longer reaches theirs.
 * :func:`clear_after_backward`: the carrier is an entry of a list that the program clears, after
-  the backward that freed it, only under a condition (gradient accumulation that clears on the
-  optimizer's steps): the same clearing statement also runs right after that backward.
+  the backward that freed it, only under a condition, beside an optimizer's step (gradient
+  accumulation that clears on the optimizer's steps; not a window it empties on purpose): the
+  same clearing statement also runs right after that backward.
 """
 
 from __future__ import annotations
@@ -549,6 +551,14 @@ def _clears(node: ast.AST, last: str) -> bool:
     return False
 
 
+def _steps_beside(source: Source, statement: ast.stmt) -> bool:
+    """Whether the block that holds ``statement`` also steps an optimizer (``opt.step()``):
+    the list is emptied on the optimizer's steps (gradient accumulation), not as a window the
+    program keeps over several updates on purpose."""
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and
+               n.func.attr == "step" for s in source.block_of(statement) for n in ast.walk(s))
+
+
 def clear_after_backward(carrier: Any, freed: dict | None) -> list[Fix]:
     """See the module's docstring: a statement after the recorded freeing backward, in its loop
     and under an ``if`` there, that clears the carrier's list, itself or through a method of
@@ -574,7 +584,7 @@ def clear_after_backward(carrier: Any, freed: dict | None) -> list[Fix]:
                                    isinstance(s.value.func, ast.Attribute) and
                                    s.value.func.attr in methods and not s.value.args))]
     block = source.block_of(statement)
-    later = [s for s in later if not any(x is s for x in block)]
+    later = [s for s in later if not any(x is s for x in block) and _steps_beside(source, s)]
     if len(later) != 1:
         return []
     plan = Plan(source).after(statement.end_lineno, source.indent(statement.lineno) +
@@ -619,6 +629,10 @@ def appended_value_read(carrier: Any) -> list[Fix]:
 def taken_in_detached(carrier: Any, evidence: dict | None) -> list[Fix]:
     """See the module's docstring: the innermost statement of the chain that made the
     carrier's node reading such names, each read there as ``name.detach()``."""
+    freed = (((evidence or {}).get("node") or {}).get("freed_by") or {}).get("user") or {}
+    at = (evidence or {}).get("at") or {}
+    if not freed or (freed.get("file"), freed.get("line")) == (at.get("file"), at.get("line")):
+        return []  # freed by the failing statement itself, an earlier pass: not another loss's
     carrying = {(h["file"], h["qualname"], h["name"]) for h in (evidence or {}).get("carrying", [])
                 if h["name"].isidentifier()}
     holder = next((h for h in recorded_names(evidence) if held_as(carrier.name, h["name"]) and
