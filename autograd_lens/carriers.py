@@ -86,11 +86,6 @@ class Carrier:
             statement that then assigns it to this name (``self.h = h``; a dict: file, line,
             function, text), else None (:func:`autograd_lens.carrier_origin.kept`). The report
             gives this line.
-        first_got: with a recorded ``got`` that made the tensor from the name's own earlier
-            value (``h = h * mask``), the earlier statement of the same function that assigned
-            the name and in whose call the node whose saved tensors were freed was made (a
-            dict: file, line, function, text), else None
-            (:func:`autograd_lens.recorded.first_got`). The report gives this line.
     """
 
     name: str
@@ -110,7 +105,6 @@ class Carrier:
     held: bool = False
     put: Any = None
     kept: Any = None
-    first_got: Any = None
 
     def as_dict(self) -> dict[str, Any]:
         if self.got is None and self.put is not None:
@@ -122,7 +116,7 @@ class Carrier:
         if self.got is None:
             return {"name": self.shown or self.name, "file": self.file, "line": self.line,
                     "function": self.function, "why": self.said()}
-        at = self.first_got or self.kept or self.got
+        at = self.kept or self.got
         return {"name": self.shown or self.name, "file": at["file"], "line": at["line"],
                 "function": at["function"], "why": self.said(),
                 "enters": {"name": self.name, "file": self.file, "line": self.line,
@@ -150,12 +144,6 @@ class Carrier:
         at = "at " + place(self.file, self.line) + (f" (as `{self.name}`)" if self.shown else "")
         whole = self.name.startswith(self.shown + "[") if self.shown else False
         made = "the nodes of its entries were" if whole else "its tensor's node was"
-        if self.first_got is not None:
-            return ("this statement gave it the graph that was freed (the node whose saved "
-                    "tensors were freed was made in its call, recorded in a replay); the tensor "
-                    f"it holds now was made from that value by `{self.got['text']}` at "
-                    f"{place(self.got['file'], self.got['line'])}, and it " +
-                    re.sub(r"\bhere\b", at, self.why))
         if self.kept is not None:
             return (f"this statement keeps its tensor, whose node was made by `{self.got['text']}` "
                     f"at {place(self.got['file'], self.got['line'])} (recorded in a replay), and "

@@ -196,13 +196,11 @@ def amend(finding: Any, evidence: dict | None, why_not: str = "") -> Any:
         changes["carriers"] = _once([as_container(got(c, holders), holders) for c in by_recording(
             holding_itself(carriers, evidence, freed) + list(carriers), evidence)])
         if freed is not None:
-            changes["carriers"] = [first_got(_made_after(c, evidence, freed), evidence)
-                                   for c in changes["carriers"]]
+            changes["carriers"] = [_made_after(c, evidence, freed) for c in changes["carriers"]]
         key = finding.pattern.key if finding.pattern else ""
         if is_second_loss(evidence) and changes["carriers"] and key != "gan_discriminator" \
                 and finding.situation != "12_gan_discriminator":  # a GAN's own page stands
-            changes["carriers"] = [first_got(c, evidence) for c in
-                                   joining_carrier(changes["carriers"], evidence, got)]
+            changes["carriers"] = joining_carrier(changes["carriers"], evidence, got)
             changes["situation"] = "02_two_losses_one_forward"
             if key != "shared_trunk":  # (not two networks: the loss was made before the call)
                 changes["pattern"] = PATTERNS["shared_trunk"]
@@ -470,36 +468,6 @@ def _earlier_said(carrier: Any, freed: dict) -> Any:
 
 
 _READ_FIRST = "is read here before it is assigned, so it brings in "
-
-
-def first_got(carrier: Any, evidence: dict) -> Any:
-    """``carrier`` with ``first_got`` (see :class:`autograd_lens.carriers.Carrier`): where the
-    statement that made its tensor (``got``) reads the name itself (``e = e * m + x``), the
-    earlier statement of the same function, in the recorded call chain of the node whose saved
-    tensors were freed, that assigned the name (``e = model(x)``): there the name got the
-    graph that was freed. Unchanged when the recording shows no such statement."""
-    from .edits import Source, targets
-
-    got = carrier.got
-    if got is None or carrier.kept is not None or not carrier.name.isidentifier():
-        return carrier
-    source = Source.read(got["file"])
-    made = source.statement_at(got["line"]) if source else None
-    if made is None or carrier.name not in targets(made) or not source.reads(made, carrier.name):
-        return carrier
-    built = (evidence.get("node") or {}).get("built") or {}
-    for frame in [built.get("user") or {}, *built.get("chain", [])]:
-        statement = source.statement_at(frame["line"]) if frame.get("file") == got["file"] \
-            else None
-        if statement is not None and statement.lineno < made.lineno and \
-                source.scope_at(statement.lineno) is source.scope_at(made.lineno) and \
-                carrier.name in targets(statement) and not any(
-                    statement.lineno < s.lineno < made.lineno
-                    for s in source.stores(source.scope_at(made.lineno), carrier.name)):
-            return dataclasses.replace(carrier, first_got={
-                "file": got["file"], "line": statement.lineno, "function": got["function"],
-                "text": source.segment(statement)})
-    return carrier
 
 
 def _made_after(carrier: Any, evidence: dict, freed: dict) -> Any:
