@@ -24,7 +24,10 @@ failure, and 20 more. Any gradient counts, zero too: a critic's bias under ``d_f
 gets exactly zero in the program as written. A parameter that no optimizer updates
 may lose its gradient, and so may one whose optimizers all stay idle past that point while
 another steps (an autoencoder trained first, whose optimizer is still alive when a flow is
-fitted on its codes): the run's text names it ("the edit stops gradients into ..."). "Past
+fitted on its codes): the run's text names it ("the edit stops gradients into ..."). One that an
+optimizer steps past that point counts only if it holds a gradient when that optimizer steps (a
+generator that gets one only from the critic's loss, after its own step, has it cleared by its
+next ``zero_grad()``). "Past
 the point" is counted in backward calls, or, for an edit that merges backward calls into one
 (fewer calls per step), in optimizer steps: the run passes the step that failed and ends by
 itself or makes more steps; a program without optimizer steps whose edit merges backward calls
@@ -101,8 +104,11 @@ class CallCounter:
         self.steps_before = 0
         self.reached: dict[int, Any] = {}
         self.gave: set[int] = set()  # the ids of the reached leaves that got a gradient
+        self.stepped_ids: set[int] = set()  # the parameters of optimizers that stepped, watched
+        self.fed: set[int] = set()  # ... those of them holding a gradient at that step
         self._saved: list[tuple[str, Any]] = []
         self._hook: Any = None
+        self._pre_hook: Any = None
 
     def _watched(self) -> bool:
         return (self.watch_from is not None and self.count >= self.watch_from) or \
@@ -151,8 +157,24 @@ class CallCounter:
         return note
 
     def got(self) -> list[str]:
-        """The names of the parameters that got a gradient in a watched call that ran."""
-        return [name for key, (_, name) in self.reached.items() if key in self.gave]
+        """The names of the parameters that got a gradient (not zeros) in a watched call that
+        ran, and, for one that an optimizer stepped while watched, held a gradient at one of
+        those steps (zeros count there: a WGAN critic's last bias gets exactly zero under
+        ``d_fake - d_real``): a gradient that a later backward leaves and the next
+        ``zero_grad()`` clears before the optimizer steps (a generator's, from the critic's
+        loss, when its own loss no longer reaches it) trains nothing."""
+        return [name for key, (_, name) in self.reached.items() if key in self.gave and
+                (key not in self.stepped_ids or key in self.fed)]
+
+    def _before_step(self, optimizer: Any, *args: Any) -> None:
+        if not self._watched():
+            return
+        with contextlib.suppress(Exception):  # an answer of ours must never add an error
+            for group in optimizer.param_groups:
+                for param in group["params"]:
+                    self.stepped_ids.add(id(param))
+                    if param.grad is not None:  # (zeros too: a WGAN critic's last bias)
+                        self.fed.add(id(param))
 
     def settled(self) -> bool:
         """Whether the optimizers that update the parameters of :attr:`wanted` have each
@@ -197,12 +219,14 @@ class CallCounter:
 
     def __enter__(self) -> CallCounter:
         import torch
-        from torch.optim.optimizer import register_optimizer_step_post_hook
+        from torch.optim.optimizer import (register_optimizer_step_post_hook,
+                                           register_optimizer_step_pre_hook)
 
         original = torch.autograd._engine_run_backward
         self._saved.append(("_engine_run_backward", original))
         torch.autograd._engine_run_backward = self._wrap(original)
         self._hook = register_optimizer_step_post_hook(self._stepped)
+        self._pre_hook = register_optimizer_step_pre_hook(self._before_step)
         return self
 
     def __exit__(self, *exc_info: Any) -> None:
@@ -211,6 +235,9 @@ class CallCounter:
         if self._hook is not None:
             self._hook.remove()
             self._hook = None
+        if self._pre_hook is not None:
+            self._pre_hook.remove()
+            self._pre_hook = None
         while self._saved:
             name, original = self._saved.pop()
             setattr(torch.autograd, name, original)
@@ -600,7 +627,7 @@ def happened(verified: dict, calls_before: int) -> str:
                 f"{'s' if len(lost) != 1 else ''} that the failing call would reach"
                 f"{updates} no longer "
                 f"get{'s' if len(lost) == 1 else ''} a gradient (other than zeros) in any call "
-                "past it: "
+                "past it (held when an optimizer that updates it steps): "
                 f"{_names(lost)}")
     if said == "not_reached":
         return (f"not checked: the run ended after {calls}, before reaching the point that "

@@ -130,7 +130,8 @@ def test_an_edit_that_leaves_the_encoder_without_gradient_is_caught(tmp_path):
     assert verified["missing"] == ["Linear.bias (4,)", "Linear.weight (4, 3)"]
     assert verdict(verified, 1) == "lost_gradients"
     assert "2 parameters that the failing call would reach no longer get a gradient (other " \
-           "than zeros) in any call past it: Linear.bias (4,), Linear.weight (4, 3)" in \
+           "than zeros) in any call past it (held when an optimizer that updates it steps): " \
+           "Linear.bias (4,), Linear.weight (4, 3)" in \
         happened(verified, 1)
     # The program's one optimizer updates all four: so counted, the cut is rejected too.
     stepped = verify([cut], None, [str(script)], calls_before=1, seconds=300,
@@ -237,7 +238,8 @@ def test_an_edit_that_leaves_only_zero_gradients_is_caught(tmp_path):
     assert verified["error"] is None, verified
     assert verdict(verified, 1) == "lost_gradients"
     assert "2 parameters that the failing call would reach no longer get a gradient (other " \
-           "than zeros) in any call past it: Linear.bias (3,), Linear.weight (3, 4)" in \
+           "than zeros) in any call past it (held when an optimizer that updates it steps): " \
+           "Linear.bias (3,), Linear.weight (3, 4)" in \
         happened(verified, 1)
 
 

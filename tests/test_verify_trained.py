@@ -116,7 +116,8 @@ def test_detaching_the_batch_for_both_losses_is_still_rejected():
     assert verified["missing"] == ["Linear.bias (2,)", "Linear.weight (2, 2)"]
     assert verdict(verified, 1) == "lost_gradients"
     assert "2 parameters that the failing call would reach and an optimizer updates no longer " \
-           "get a gradient (other than zeros) in any call past it: Linear.bias (2,), " \
+           "get a gradient (other than zeros) in any call past it (held when an optimizer that " \
+           "updates it steps): Linear.bias (2,), " \
            "Linear.weight (2, 2)" in happened(verified, 1)
 
 
@@ -262,3 +263,39 @@ def test_a_cache_filled_by_a_method_is_filled_again_while_training(tmp_path):
                 p -= 0.1 * g
     for p, q in zip(trained, space["net"].parameters()):
         torch.testing.assert_close(q.detach(), p.detach())
+
+
+
+GENERATOR_FIRST = "v4_generator_loss_built_before_the_critic_step.py"
+# The parameters the failing call (the critic's loss) reaches, as the first run names them.
+GENERATOR_FIRST_PARAMETERS = {"Sequential.0.weight (6, 3)": 1, "Sequential.0.bias (6,)": 2,
+                              "Sequential.2.weight (4, 6)": 1, "Sequential.2.bias (4,)": 1,
+                              "Sequential.0.weight (6, 4)": 1, "Sequential.2.weight (1, 6)": 1,
+                              "Sequential.2.bias (1,)": 1}
+
+
+def test_a_gradient_cleared_before_its_optimizer_steps_does_not_count(tmp_path):
+    """The generator gets gradients past the failure only from the critic's loss, after its
+    own step, and its next zero_grad() clears them before it steps again: an edit that
+    detaches the generated batch in the generator's own loss leaves the generator untrained,
+    and is rejected, naming the generator's parameters."""
+    from autograd_lens.verify import verdict, verify
+
+    old = "    loss_g = bce(critic(fake), torch.ones(8, 1))  # generator"
+    new = old.replace("critic(fake)", "critic(fake.detach())")
+    verified = verify([_edit(GENERATOR_FIRST, old, new)], None, [str(SCRIPTS / GENERATOR_FIRST)],
+                      calls_before=1, seconds=300, expected=GENERATOR_FIRST_PARAMETERS,
+                      steps_before=1, unstepped={})
+    assert verified["error"] is None, verified
+    assert sorted(verified["missing"]) == [
+        "Sequential.0.bias (6,)", "Sequential.0.weight (6, 3)", "Sequential.2.bias (4,)",
+        "Sequential.2.weight (4, 6)"]
+    assert not verified.get("idle"), verified  # its optimizer stepped: it is not idle
+    assert verdict(verified, 1) == "lost_gradients"
+    # True of the program so edited: the generator ends as it began.
+    edited = tmp_path / GENERATOR_FIRST
+    edited.write_text((SCRIPTS / GENERATOR_FIRST).read_text().replace(old, new))
+    space = runpy.run_path(str(edited), run_name="__main__")
+    torch.manual_seed(0)
+    start = torch.nn.Sequential(torch.nn.Linear(3, 6), torch.nn.Tanh(), torch.nn.Linear(6, 4))
+    assert all(torch.equal(a, b) for a, b in zip(space["gen"].parameters(), start.parameters()))
