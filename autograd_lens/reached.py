@@ -73,6 +73,24 @@ def stepped(tensors: list[Any]) -> set[int] | None:
     return {id(t) for t in tensors if id(t) in held}
 
 
+def trained_so_far(known: set[int]) -> list[Any]:
+    """The parameters, not among ``known`` (ids), that an optimizer alive now has stepped with
+    a gradient so far: those it keeps a state for (a momentum, Adam's averages)."""
+    import torch
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        optimizers = [o for o in gc.get_objects() if isinstance(o, torch.optim.Optimizer)]
+    found, seen = [], set(known)
+    for optimizer in optimizers:
+        for group in optimizer.param_groups:
+            for param in group["params"]:
+                if id(param) not in seen and optimizer.state.get(param):
+                    seen.add(id(param))
+                    found.append(param)
+    return found
+
+
 def written_in_place(tensors: list[Any]) -> set[int]:
     """The ids of those of ``tensors`` that are leaves the program has written in place (their
     version counter moved: a weight updated by hand, ``w -= lr * w.grad`` under no_grad)."""

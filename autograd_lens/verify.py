@@ -27,7 +27,10 @@ another steps (an autoencoder trained first, whose optimizer is still alive when
 fitted on its codes): the run's text names it ("the edit stops gradients into ..."). One that an
 optimizer steps past that point counts only if it holds a gradient when that optimizer steps (a
 generator that gets one only from the critic's loss, after its own step, has it cleared by its
-next ``zero_grad()``). "Past
+next ``zero_grad()``). With an optimizer, "every parameter" also takes in those an optimizer
+has stepped with a gradient before the failure (it keeps a state for them) that the failing
+graph does not show (read inside a checkpointed region, whose graph is built only when its
+backward runs). "Past
 the point" is counted in backward calls, or, for an edit that merges backward calls into one
 (fewer calls per step), in optimizer steps: the run passes the step that failed and ends by
 itself or makes more steps; a program without optimizer steps whose edit merges backward calls
@@ -199,6 +202,12 @@ class CallCounter:
                 self.by_hand = stepped is not None
             self.expected = dict(Counter(n for t, n in zip(found, named)
                                          if stepped is None or id(t) in stepped))
+            if stepped is not None and not self.by_hand:  # and those an optimizer has trained
+                # so far that the failing graph does not show (read inside a checkpointed
+                # region, whose graph is built only when its backward runs)
+                more = reached.trained_so_far({id(t) for t in found})
+                for name in reached.names(more):
+                    self.expected[name] = self.expected.get(name, 0) + 1
             self.unstepped = None if stepped is None else \
                 dict(Counter(n for t, n in zip(found, named) if id(t) not in stepped))
         except Exception:  # noqa: BLE001 - an answer of ours must never add an error
@@ -622,9 +631,10 @@ def happened(verified: dict, calls_before: int) -> str:
                " and an optimizer updates" + (" past that point" if verified.get("idle") else "")
                ) if stepped else ""
     if said == "lost_gradients":
-        lost = verified["missing"]
+        lost, before = verified["missing"], " (or that an optimizer trained before it)"
         return (f"past the call that failed, but {len(lost)} parameter"
                 f"{'s' if len(lost) != 1 else ''} that the failing call would reach"
+                f"{before if stepped and not verified.get('by_hand') else ''}"
                 f"{updates} no longer "
                 f"get{'s' if len(lost) == 1 else ''} a gradient (other than zeros) in any call "
                 "past it (held when an optimizer that updates it steps): "
