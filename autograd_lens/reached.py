@@ -74,8 +74,10 @@ def stepped(tensors: list[Any]) -> set[int] | None:
 
 
 def trained_so_far(known: set[int]) -> list[Any]:
-    """The parameters, not among ``known`` (ids), that an optimizer alive now has stepped with
-    a gradient so far: those it keeps a state for (a momentum, Adam's averages)."""
+    """The parameters, not among ``known`` (ids), that an optimizer alive now, one that holds
+    some of ``known`` (the failing graph's; not another program's, run before in the same
+    process), has stepped with a gradient so far: those it keeps a state for (a momentum,
+    Adam's averages)."""
     import torch
 
     with warnings.catch_warnings():
@@ -83,6 +85,8 @@ def trained_so_far(known: set[int]) -> list[Any]:
         optimizers = [o for o in gc.get_objects() if isinstance(o, torch.optim.Optimizer)]
     found, seen = [], set(known)
     for optimizer in optimizers:
+        if not any(id(p) in known for group in optimizer.param_groups for p in group["params"]):
+            continue
         for group in optimizer.param_groups:
             for param in group["params"]:
                 if id(param) not in seen and optimizer.state.get(param):
