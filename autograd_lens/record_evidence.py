@@ -314,7 +314,8 @@ def _inside(value: Any) -> Iterator[tuple[str, Any]]:
 
 
 def _tensors(value: Any) -> Iterator[tuple[str, torch.Tensor, str]]:
-    """The tensors a value holds: itself, the entries of a list or a dict, or a module's tensors kept as
+    """The tensors a value holds: itself, the entries of a list or a dict, or a module's tensors
+    kept as
     plain attributes and its buffers (an inference cache: ``self.attention.cache_k``), each with
     the class it is an attribute of ("" for none)."""
     if isinstance(value, torch.Tensor):

@@ -604,7 +604,8 @@ def appended_value_read(carrier: Any) -> list[Fix]:
     putting = source.statement_at(kept["line"]) if source else None
     enters = source.statement_at(carrier.line) if source else None
     if putting is None or enters is None or putting.lineno >= enters.lineno or \
-            source.loop_of(putting) is None or source.loop_of(putting) is not source.loop_of(enters):
+            source.loop_of(putting) is None or \
+            source.loop_of(putting) is not source.loop_of(enters):
         return []
     appended = [a.id for n in ast.walk(putting) if isinstance(n, ast.Call) and
                 isinstance(n.func, ast.Attribute) and n.func.attr == "append" and

@@ -437,7 +437,8 @@ def _kept_where_made(case: Case) -> list[Fix]:
 
 def _made_up_front(carrier: Any) -> tuple | None:
     """(source, statement, name, form) of a carrier made by ``name = EXPR`` outside every loop
-    (or held in what it assigns: ``data.feats["x"]`` made by ``data = make(...)``), as recorded (the statement that keeps it under its name, when another made its node); the
+    (or held in what it assigns: ``data.feats["x"]`` made by ``data = make(...)``), as
+    recorded (the statement that keeps it under its name, when another made its node); the
     form of a dict, for an entry read by a string key; None for any other."""
     got = getattr(carrier, "kept", None) or getattr(carrier, "got", None)
     source = Source.read(got["file"]) if got else None

@@ -458,7 +458,8 @@ def verify(edits: list[Edit], module: str | None, target: list[str], calls_befor
     (None: not counted); ``expected``: the names of the parameters the failing call would reach
     that an optimizer updates (None: not compared), ``unstepped``: those it would reach that no
     optimizer updates, None when the program has no optimizer (``by_hand``: it has none, and
-    ``expected`` are those the program wrote in place, updated by hand); ``seconds``: the bound, after
+    ``expected`` are those the program wrote in place, updated by hand); ``seconds``: the
+    bound, after
     which the run is stopped. Returns
     ``{"ran", "backward_calls", "error"}`` and ``"steps"``, ``"ended"`` (the program ended by
     itself), ``"missing"`` (parameters of ``expected`` that got no gradient in any call
