@@ -36,6 +36,7 @@ import ast
 from typing import Any
 
 from .edits import Plan, Source
+from .held_names import held_in
 from .rules import Fix, one_fix
 
 
@@ -69,12 +70,10 @@ def stale_holders(evidence: dict | None) -> list[dict]:
     return found
 
 
-def _in_frame(evidence: dict) -> list[dict]:
-    """The recorded holders that are names of the failing call's own frame, with the steps
-    run when their node was made."""
-    at = evidence["at"]
-    return [h for h in evidence.get("holders", []) if h.get("steps") is not None and
-            (h["file"], h["qualname"], h["now"]) == (at["file"], at["qualname"], at["line"])]
+def _in_frame(evidence: dict, frame: dict | None = None) -> list[dict]:
+    """The recorded holders that are names of the failing call's own frame (or of
+    ``frame``), with the steps run when their node was made."""
+    return [h for h in held_in(evidence, frame) if h.get("steps") is not None]
 
 
 def _built_after(name: str, evidence: dict, write: dict) -> bool:
@@ -115,10 +114,9 @@ def _stale_in_caller(carriers: list, evidence: dict | None, got: Any) -> list:
     stale = stale_in_caller(evidence)
     if not stale:
         return carriers
-    (fail, step), write, at = parting(evidence), evidence["write"], evidence["at"]
+    (fail, step), write = parting(evidence), evidence["write"]
     numbers = {h["number"] for h in stale}
-    inner = {h["name"] for h in evidence.get("holders", []) if h.get("number") in numbers and
-             (h["file"], h["qualname"], h.get("now")) == (at["file"], at["qualname"], at["line"])}
+    inner = {h["name"] for h in held_in(evidence) if h.get("number") in numbers}
     said = (f"`{write['user']['text']}` at line {write['user']['line']}, run by the call at "
             f"line {step['line']}")
     made = [got(Carrier(
@@ -232,12 +230,9 @@ def stale_in_caller(evidence: dict | None) -> list[dict]:
     parted = parting(evidence)
     if parted is None:
         return []
-    fail, write = parted[0], evidence["write"]
     found: dict[str, dict] = {}
-    for holder in evidence.get("holders", []):
-        if (holder["file"], holder["qualname"], holder.get("now")) == \
-                (fail["file"], fail["qualname"], fail["line"]) and holder.get("in_graph") and \
-                holder.get("steps") is not None and holder["steps"] < write["in_step"] and \
+    for holder in _in_frame(evidence, parted[0]):
+        if holder.get("in_graph") and holder["steps"] < evidence["write"]["in_step"] and \
                 holder["name"].isidentifier():
             found.setdefault(holder["name"], holder)
     return list(found.values())
@@ -247,7 +242,7 @@ def rebuilt_before_call(evidence: dict | None) -> list[Fix]:
     """See the module's docstring: the assignments before the step's statement that made the
     stale names the failing call's statement reads (and the values they are made from that
     hold the graph), put again right before that statement."""
-    from .rules_inplace import _built_before
+    from .rules_inplace import _built_before, reindented
 
     stale = stale_in_caller(evidence)
     if not stale:
@@ -262,11 +257,7 @@ def rebuilt_before_call(evidence: dict | None) -> list[Fix]:
     copies = _built_before(source, stepped, failed, None, {h["name"] for h in stale})
     if not copies:
         return []
-    indent, moved = source.indent(failed.lineno), []
-    for copy in copies:
-        old = source.indent(copy.lineno)
-        moved += [indent + text[len(old):] if text.startswith(old) else text
-                  for text in (source.text(n) for n in range(copy.lineno, copy.end_lineno + 1))]
+    moved = reindented(source, copies, source.indent(failed.lineno))
     said = ", ".join(f"`{h['name']}`" for h in stale)
     return one_fix(f"{said} is built again right before the call whose backward failed, from "
                    "the weights as the optimizer steps run before it left them: that backward "

@@ -42,6 +42,16 @@ def recorded_names(evidence: dict | None) -> list[dict]:
         list((evidence or {}).get("carrying") or [])
 
 
+def held_in(evidence: dict | None, frame: dict | None = None) -> list[dict]:
+    """The recorded holders that are names of one frame (``frame``: a recorded site with
+    ``file``, ``qualname`` and ``line``; the failing call's, ``at``, by default), as it ran at
+    the failure."""
+    frame = frame if frame is not None else (evidence or {}).get("at") or {}
+    return [h for h in (evidence or {}).get("holders", []) if
+            (h.get("file"), h.get("qualname"), h.get("now")) ==
+            (frame.get("file"), frame.get("qualname"), frame.get("line"))]
+
+
 def function_of(holder: dict) -> str:
     """The function whose frame holds a recorded name (its ``scope`` without the ``()``)."""
     return holder["scope"][:-2] if holder["scope"].endswith("()") else holder["scope"]

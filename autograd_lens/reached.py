@@ -59,14 +59,19 @@ def names(tensors: list[Any]) -> list[str]:
     return [f"{named.get(id(t), 'tensor')} {tuple(t.shape)}" for t in tensors]
 
 
-def stepped(tensors: list[Any]) -> set[int] | None:
-    """The ids of those of ``tensors`` that an optimizer alive now updates (in one of its
-    parameter groups), or None when the program has no optimizer alive."""
+def _optimizers() -> list[Any]:
+    """The optimizers alive now."""
     import torch
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        optimizers = [o for o in gc.get_objects() if isinstance(o, torch.optim.Optimizer)]
+        return [o for o in gc.get_objects() if isinstance(o, torch.optim.Optimizer)]
+
+
+def stepped(tensors: list[Any]) -> set[int] | None:
+    """The ids of those of ``tensors`` that an optimizer alive now updates (in one of its
+    parameter groups), or None when the program has no optimizer alive."""
+    optimizers = _optimizers()
     if not optimizers:
         return None
     held = {id(p) for o in optimizers for group in o.param_groups for p in group["params"]}
@@ -78,13 +83,8 @@ def trained_so_far(known: set[int]) -> list[Any]:
     some of ``known`` (the failing graph's; not another program's, run before in the same
     process), has stepped with a gradient so far: those it keeps a state for (a momentum,
     Adam's averages)."""
-    import torch
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        optimizers = [o for o in gc.get_objects() if isinstance(o, torch.optim.Optimizer)]
     found, seen = [], set(known)
-    for optimizer in optimizers:
+    for optimizer in _optimizers():
         if not any(id(p) in known for group in optimizer.param_groups for p in group["params"]):
             continue
         for group in optimizer.param_groups:

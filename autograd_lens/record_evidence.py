@@ -290,6 +290,11 @@ def _owner(value: Any) -> str:
     return type(value).__qualname__
 
 
+def _keyed(key: Any) -> str:
+    """A dict's entry as the source reads it: ``["text"]``, ``[3]``."""
+    return f'["{key}"]' if isinstance(key, str) else f"[{key!r}]"
+
+
 def _inside(value: Any) -> Iterator[tuple[str, Any]]:
     if isinstance(value, (list, tuple)):
         for index, item in enumerate(value[:_ITEMS]):
@@ -298,7 +303,7 @@ def _inside(value: Any) -> Iterator[tuple[str, Any]]:
         for index, (key, item) in enumerate(value.items()):
             if index >= _ITEMS:
                 break
-            yield f'["{key}"]' if isinstance(key, str) else f"[{key!r}]", item  # as the source
+            yield _keyed(key), item
     elif isinstance(value, torch.nn.Module):
         for key, item in list(value._parameters.items()) + list(value._buffers.items()) + \
                 list(value._modules.items()):
@@ -315,9 +320,8 @@ def _inside(value: Any) -> Iterator[tuple[str, Any]]:
 
 def _tensors(value: Any) -> Iterator[tuple[str, torch.Tensor, str]]:
     """The tensors a value holds: itself, the entries of a list or a dict, or a module's tensors
-    kept as
-    plain attributes and its buffers (an inference cache: ``self.attention.cache_k``), each with
-    the class it is an attribute of ("" for none)."""
+    kept as plain attributes and its buffers (an inference cache: ``self.attention.cache_k``),
+    each with the class it is an attribute of ("" for none)."""
     if isinstance(value, torch.Tensor):
         yield "", value, ""
     elif isinstance(value, (list, tuple)):
@@ -329,7 +333,7 @@ def _tensors(value: Any) -> Iterator[tuple[str, torch.Tensor, str]]:
             if index >= _ITEMS:
                 break
             if isinstance(item, torch.Tensor):
-                yield f'["{key}"]' if isinstance(key, str) else f"[{key!r}]", item, ""
+                yield _keyed(key), item, ""
     elif isinstance(value, torch.nn.Module):
         kept = list(value._buffers.items()) + [(k, v) for k, v in vars(value).items()
                                                if not k.startswith("_")]

@@ -36,7 +36,8 @@ from typing import Any
 
 from .across_step import stale_carriers
 from .carrier_origin import got, in_turn
-from .held_names import as_container, by_recording, function_of, held_as, recorded_names
+from .held_names import (as_container, by_recording, function_of, held_as, held_in,
+                         recorded_names)
 from .old_graph import said
 from .places import place
 from .report import PATTERNS
@@ -110,10 +111,7 @@ def _user_line(site: dict | None) -> tuple[str, int] | tuple[()]:
 def _held_in_frame(evidence: dict) -> list[str]:
     """The names of the failing call's frame that the recording shows holding its graph
     (``losses`` for ``losses["wgan_g"]``), in the recording's order."""
-    at = evidence.get("at") or {}
-    return [re.split(r"[\[.]", h["name"], maxsplit=1)[0] for h in evidence.get("holders", [])
-            if (h.get("file"), h.get("qualname"), h.get("now")) ==
-            (at.get("file"), at.get("qualname"), at.get("line"))]
+    return [re.split(r"[\[.]", h["name"], maxsplit=1)[0] for h in held_in(evidence)]
 
 
 def _stem(text: str) -> str:

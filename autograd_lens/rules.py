@@ -176,6 +176,13 @@ def with_keyword(plan: Plan, source: Source, call: ast.Call, keyword: str) -> Pl
 def recompute(source: Source, path: str, before: ast.stmt) -> Plan | None:
     """Copy the last assignment of ``path`` (in this function or, for a closure, around it)
     just before ``before``, with its indentation."""
+    lines = recomputed(source, path, before)
+    return Plan(source).before(before.lineno, *lines) if lines is not None else None
+
+
+def recomputed(source: Source, path: str, before: ast.stmt) -> list[str] | None:
+    """The lines :func:`recompute` puts before ``before`` (None: no such assignment, or one
+    that only gives another name to a value)."""
     for scope in reversed(source.scopes_at(before.lineno)):
         stores = [s for s in source.stores(scope, path) if s.end_lineno < before.lineno
                   and isinstance(s, ast.Assign)]
@@ -187,8 +194,7 @@ def recompute(source: Source, path: str, before: ast.stmt) -> Plan | None:
             lines = [source.text(n) for n in range(store.lineno, store.end_lineno + 1)]
             if store.lineno == store.end_lineno:  # without its comment, which was about there
                 lines = [old + source.segment(store)]
-            moved = [indent + text[len(old):] if text.startswith(old) else text for text in lines]
-            return Plan(source).before(before.lineno, *moved)
+            return [indent + text[len(old):] if text.startswith(old) else text for text in lines]
     return None
 
 

@@ -468,13 +468,18 @@ def _built_after_writer(case: Case, source: Source, statement: ast.stmt) -> list
 
 def _moved_after(source: Source, anchor: ast.stmt, copies: list[ast.stmt]) -> Plan:
     """``copies`` put again right after ``anchor``, at its indentation."""
-    indent, plan = source.indent(anchor.lineno), Plan(source)
+    return Plan(source).after(anchor.end_lineno,
+                              *reindented(source, copies, source.indent(anchor.lineno)))
+
+
+def reindented(source: Source, copies: list[ast.stmt], indent: str) -> list[str]:
+    """The lines of ``copies``, in order, moved to the indentation ``indent``."""
     moved = []
     for copy in copies:
         old = source.indent(copy.lineno)
         lines = [source.text(n) for n in range(copy.lineno, copy.end_lineno + 1)]
         moved += [indent + text[len(old):] if text.startswith(old) else text for text in lines]
-    return plan.after(anchor.end_lineno, *moved)
+    return moved
 
 
 def _built_before(source: Source, step: ast.stmt, failed: ast.stmt, root: str | None,

@@ -21,7 +21,7 @@ from .leaf_lists import differentiated, entry_of, leaves_where_stored
 from .kept_stores import detach_where_stored, emptied_when, read_by_key
 from .critic_reads import critic_reads
 from .rules import BACKWARD, Case, Fix, detach_lines, failed_call, one_fix, recompute, \
-    top_carrier, sum_losses, with_helper
+    recomputed, top_carrier, sum_losses, with_helper
 
 
 _TBPTT = ("truncated backpropagation through time: each batch's backward stops at the state it "
@@ -464,17 +464,17 @@ def _recompute_inside(case: Case) -> list[Fix]:
         # Read by a function called again and again (an optimizer's closure) that only reads
         # it: computed again inside that function, before it is read; so is each other carrier
         # the same statement reads that way (``f``, ``kd`` and ``kp`` of one residual).
-        plan = recompute(source, carrier.name, statement)
+        lines = recomputed(source, carrier.name, statement)
         scope = source.scope_at(statement.lineno)
         for other in case.carriers[1:]:
-            again = recompute(source, other.name, statement) if plan is not None and \
+            again = recomputed(source, other.name, statement) if lines is not None and \
                 (other.file, other.line) == (carrier.file, carrier.line) and \
                 other.name.isidentifier() and other.name != carrier.name and \
                 not source.stores(scope, other.name) else None
-            if again is not None:
-                plan.before(statement.lineno, *again.changes[statement.lineno][0])
+            lines = lines + again if again is not None else lines
         return one_fix("computed again each time the function runs: each call's backward goes "
-                       "through a new graph", plan)
+                       "through a new graph",
+                       Plan(source).before(statement.lineno, *lines) if lines else None)
     if loop is None:
         return []
     stores = [s for s in source.stores(source.scope_at(carrier.line), carrier.name)

@@ -11,29 +11,28 @@ once the backward call that failed and :data:`MORE_CALLS` more have run (or the 
 :data:`MORE_CALLS` + 1 optimizer steps past the step that failed), or when the program ends,
 or at its bound in time; then it ends at once, without the program's ``atexit`` handlers.
 
-An edit *holds* (:func:`verdict` ``"gone"``) when its run got past the point that failed without
-an error, and every parameter that the failing call would have reached and that an optimizer
-alive at the failure updates (in a program without an optimizer, every one it would reach that
-the program has written in place by then, a weight updated by hand, or every one it would reach
-when it wrote none) still
-gets a gradient in some call past that point (parameters named by their module and shape, see
-:mod:`autograd_lens.reached`): a run at its limit goes on until each optimizer that updates one
-of them has stepped past the failing call (a generator trained by a loss of its own after the
-critic's calls), for at most as many calls and steps again as the first run made up to its
-failure, and 20 more. Any gradient counts, zero too: a critic's bias under ``d_fake - d_real``
-gets exactly zero in the program as written. A parameter that no optimizer updates
-may lose its gradient, and so may one whose optimizers all stay idle past that point while
-another steps (an autoencoder trained first, whose optimizer is still alive when a flow is
-fitted on its codes): the run's text names it ("the edit stops gradients into ..."). One that an
-optimizer steps past that point counts only if it holds a gradient when that optimizer steps (a
-generator that gets one only from the critic's loss, after its own step, has it cleared by its
-next ``zero_grad()``). With an optimizer, "every parameter" also takes in those an optimizer
-has stepped with a gradient before the failure (it keeps a state for them) that the failing
-graph does not show (read inside a checkpointed region, whose graph is built only when its
-backward runs). "Past
-the point" is counted in backward calls, or, for an edit that merges backward calls into one
-(fewer calls per step), in optimizer steps: the run passes the step that failed and ends by
-itself or makes more steps; a program without optimizer steps whose edit merges backward calls
+An edit *holds* (:func:`verdict` ``"gone"``) when its run got past the point that failed without an
+error, and every parameter that the failing call would have reached and that an optimizer alive at
+the failure updates (in a program without an optimizer, every one it would reach that the program
+has written in place by then, a weight updated by hand, or every one it would reach when it wrote
+none) still gets a gradient in some call past that point (parameters named by their module and
+shape, see :mod:`autograd_lens.reached`): a run at its limit goes on until each optimizer that
+updates one of them has stepped past the failing call (a generator trained by a loss of its own
+after the critic's calls), for at most as many calls and steps again as the first run made up to
+its failure, and 20 more. A gradient of zeros alone does not count (two terms that cancel train
+nothing); at an optimizer's step any gradient held counts, zeros too: a critic's last bias under
+``d_fake - d_real`` holds exactly zero at the critic's step in the program as written. A parameter
+that no optimizer updates may lose its gradient, and so may one whose optimizers all stay idle past
+that point while another steps (an autoencoder trained first, whose optimizer is still alive when a
+flow is fitted on its codes): the run's text names it ("the edit stops gradients into ..."). One
+that an optimizer steps past that point counts only if it holds a gradient when that optimizer
+steps (a generator that gets one only from the critic's loss, after its own step, has it cleared by
+its next ``zero_grad()``). With an optimizer, "every parameter" also takes in those an optimizer
+has stepped with a gradient before the failure (it keeps a state for them) that the failing graph
+does not show (read inside a checkpointed region, whose graph is built only when its backward
+runs). "Past the point" is counted in backward calls, or, for an edit that merges backward calls
+into one (fewer calls per step), in optimizer steps: the run passes the step that failed and ends
+by itself or makes more steps; a program without optimizer steps whose edit merges backward calls
 (:func:`merges`) is past the point when it made its merged call and ended by itself without an
 error.
 
@@ -459,8 +458,7 @@ def verify(edits: list[Edit], module: str | None, target: list[str], calls_befor
     that an optimizer updates (None: not compared), ``unstepped``: those it would reach that no
     optimizer updates, None when the program has no optimizer (``by_hand``: it has none, and
     ``expected`` are those the program wrote in place, updated by hand); ``seconds``: the
-    bound, after
-    which the run is stopped. Returns
+    bound, after which the run is stopped. Returns
     ``{"ran", "backward_calls", "error"}`` and ``"steps"``, ``"ended"`` (the program ended by
     itself), ``"missing"`` (parameters of ``expected`` that got no gradient in any call
     past the failure), ``"untrained"`` (those of ``unstepped`` that got none),
