@@ -171,6 +171,7 @@ def amend(finding: Any, evidence: dict | None, why_not: str = "") -> Any:
             carriers = [dataclasses.replace(c, write=write) if c.write is not None and
                         c.write.how == "step" else c for c in carriers]
             carriers = stale_carriers(carriers, evidence, got)  # made before it, as recorded
+        carriers = [_unlooped(c) for c in carriers]
         unstepped = (write is not None and write.how == "op") or \
             (write is None and not evidence.get("steps_before"))  # no step wrote it
         if unstepped:
@@ -460,9 +461,13 @@ def _earlier_said(carrier: Any, freed: dict) -> Any:
         end = why.find(" already went through", start)
         if end > 0:
             why = why[:start] + f"the backward at {_at(freed['user'])}" + why[end:]
-    why = why.replace("; it is assigned only before the loop, and enters",
-                      "; it enters")
-    return dataclasses.replace(carrier, why=why)
+    return _unlooped(dataclasses.replace(carrier, why=why))
+
+
+def _unlooped(carrier: Any) -> Any:
+    """A carrier's reason without the claim that the source assigns it only before a loop: the
+    recording does not show loops."""
+    return _rewhy(carrier, "; it is assigned only before the loop, and enters", "; it enters")
 
 
 _READ_FIRST = "is read here before it is assigned, so it brings in "

@@ -38,7 +38,7 @@ import torch
 
 from .edits import _SIMPLE, Plan, Source, _same, _walk_scope, path_of, targets
 from .rules import Case, Fix, failed_call, one_fix, receiver, recompute
-from .simultaneous import one_graph_two_gradients, step_moved_after
+from .simultaneous import one_graph_two_gradients, step_moved_after, steps_after_the_loop
 
 _OPERATORS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//",
               ast.Pow: "**", ast.MatMult: "@", ast.Mod: "%"}
@@ -411,13 +411,10 @@ def after_the_step(case: Case) -> list[Fix]:
     if step is None or source.scope_at(step.lineno) is not source.scope_at(statement.lineno):
         return []
     if step.lineno > statement.lineno:  # the step comes later in a loop: the next turn
-        carrier = case.carriers[0]
-        entry = source.statement_at(carrier.line) if carrier.file == source.file else None
-        if entry is not None and not source.reads(entry, carrier.name):
-            entry = None  # read in a loop's header (preds.split(...)): built again, unread
-        return one_fix("the carrier is built again where it enters, from the weights as the "
-                       "step left them", recompute(source, carrier.name, entry)
-                       if entry is not None and carrier.kind != "written" else None)
+        return _carrier_rebuilt(case, source) + one_fix(
+            "every player's gradient comes from the one graph, before any weight moves: the "
+            "steps run after the loop, as updates taken at the same time",
+            steps_after_the_loop(source, step, statement))
     if one_graph_two_gradients(source, step, statement, call):  # both from one graph
         return one_fix("both gradients come from the one graph, before either weight moves: the "
                        "step runs after the second gradient, as updates taken at the same time",
@@ -427,6 +424,17 @@ def after_the_step(case: Case) -> list[Fix]:
                    "them: its backward goes through a new graph",
                    _moved_after(source, _last_step(source, step, statement), copies)) \
         if copies else []
+
+
+def _carrier_rebuilt(case: Case, source: Source) -> list[Fix]:
+    """The first carrier built again where it enters, from the weights as the step left them."""
+    carrier = case.carriers[0] if case.carriers else None
+    entry = source.statement_at(carrier.line) if carrier and carrier.file == source.file else None
+    if entry is not None and not source.reads(entry, carrier.name):
+        entry = None  # read in a loop's header (preds.split(...)): built again, unread
+    return one_fix("the carrier is built again where it enters, from the weights as the "
+                   "step left them", recompute(source, carrier.name, entry)
+                   if entry is not None and carrier.kind != "written" else None)
 
 
 def _last_step(source: Source, step: ast.stmt, failed: ast.stmt) -> ast.stmt:

@@ -8,6 +8,11 @@ training. The fix moves the step after the second gradient, where the step and t
 are next to each other in one block (or only another optimizer's ``zero_grad()`` is between);
 elsewhere the source does not show a place, and no edit
 is given.
+
+A loop over players (``for opt, loss in zip(opts, losses)``, ``for agent in agents``) that runs
+one player's backward and then its step, where a later player's loss goes through an earlier
+player's weights, means the same: every gradient from the one graph. The fix takes the step out
+of the loop, into a loop of its own over the same players after it.
 """
 
 from __future__ import annotations
@@ -91,3 +96,25 @@ def _zeroes_another(statement: ast.stmt, step: ast.stmt) -> bool:
         isinstance(call.func, ast.Attribute) and call.func.attr == "zero_grad" and \
         isinstance(stepped, ast.Call) and isinstance(stepped.func, ast.Attribute) and \
         ast.dump(call.func.value) != ast.dump(stepped.func.value)
+
+
+def steps_after_the_loop(source: Source, step: ast.stmt, failed: ast.stmt) -> Plan | None:
+    """``step`` (``opt.step()``, one player's, named through the loop's own variable) taken out
+    of the loop over players that holds it and ``failed``, into a loop over the same players
+    after it; None where the loop is not such a loop or its header is not one line."""
+    loop = source.loop_of(step)
+    if not (isinstance(loop, ast.For) and not loop.orelse and loop.iter.end_lineno == loop.lineno
+            and loop.lineno < loop.body[0].lineno
+            and step in loop.body and isinstance(step, ast.Expr) and step.lineno == step.end_lineno
+            and loop.body[0].lineno <= failed.lineno <= loop.end_lineno):
+        return None
+    player = {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
+    receiver = step.value.func.value if isinstance(step.value, ast.Call) and \
+        isinstance(step.value.func, ast.Attribute) and step.value.func.attr == "step" else None
+    if receiver is None or not player & {n.id for n in ast.walk(receiver) if isinstance(n, ast.Name)}:
+        return None  # the same optimizer each turn: a loop over batches, not over players
+    header = source.text(loop.lineno)
+    inner = source.indent(loop.body[0].lineno)
+    return Plan(source).replace(step.lineno, None).after(
+        loop.end_lineno, header, inner + source.text(step.lineno).strip())
+
