@@ -108,6 +108,9 @@ def out_of_place(case: Case) -> list[Fix]:
         return one_fix("the operation makes a new tensor, so the node keeps the tensor it "
                        "saved; no name held the one written, so the result is the same numbers",
                        plan)
+    into_a_copy = _written_into_a_copy(source, statement, name)
+    if into_a_copy:  # z[:, j] = f(z @ a): a copy made before it would be the tensor read too
+        return into_a_copy + _copy_before(source, statement, name)
     reads = [n for n in ast.walk(getattr(statement, "value", statement))
              if isinstance(n, ast.Subscript) and path_of(n.value) == name]
     if reads and statement.lineno == statement.end_lineno:  # x[t] = f(x[t - 1]): the same line
@@ -316,6 +319,32 @@ def _part_reads(statement: ast.stmt, name: str) -> list[ast.expr]:
         return []
     return [n for n in ast.walk(statement.value)
             if isinstance(n, ast.Subscript) and path_of(n.value) == name]
+
+
+def _written_into_a_copy(source: Source, statement: ast.stmt, name: str) -> list[Fix]:
+    """A write into a part of ``name`` whose value reads ``name`` whole (``z[:, j] = eps[:, j]
+    + torch.tanh(z @ a)``: the product saved ``z``, the write then changes it): the write goes
+    into a copy under a new name, the value still reads the tensor saved, and ``name`` then
+    holds the copy (``z_new = z.clone()``, ``z_new[:, j] = ...``, ``z = z_new``)."""
+    target = statement.targets[0] if isinstance(statement, ast.Assign) and \
+        len(statement.targets) == 1 else getattr(statement, "target", None)
+    if not (isinstance(statement, (ast.Assign, ast.AugAssign)) and
+            isinstance(target, ast.Subscript) and path_of(target.value) == name and
+            statement.lineno == statement.end_lineno):
+        return []
+    parts = {id(n.value) for n in ast.walk(statement.value) if isinstance(n, ast.Subscript)}
+    if not [n for n in source.reads(statement.value, name) if id(n) not in parts]:
+        return []  # only parts read (x[t] = f(x[t - 1])): the copies of those parts do
+    taken = {n.id for n in ast.walk(source.scope_at(statement.lineno)) if isinstance(n, ast.Name)}
+    copy = name.rsplit(".", 1)[-1].rstrip("]").replace("[", "_").replace('"', "")
+    copy = next(f"{copy}_new{n or ''}" for n in range(100) if f"{copy}_new{n or ''}" not in taken)
+    indent = source.indent(statement.lineno)
+    plan = Plan(source).replace_span(target.value, copy)
+    plan.before(statement.lineno, f"{indent}{copy} = {name}.clone()")
+    plan.after(statement.lineno, f"{indent}{name} = {copy}")
+    return one_fix("the write goes into a copy under a new name, which then takes the old "
+                   "name: the value written still reads the tensor the node saved, unchanged; "
+                   "the result is the same numbers", plan)
 
 
 def _read_as_copies(source: Source, statement: ast.stmt, name: str) -> list[Fix]:
