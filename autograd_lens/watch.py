@@ -68,7 +68,7 @@ class _State:
     """What the watch keeps for one thread: sequence numbers, and so the calls recorded, are a
     thread's own, and so is the count of backward calls running."""
 
-    __slots__ = ("depth", "inner", "history", "nested")
+    __slots__ = ("depth", "inner", "history", "nested", "inner_roots")
 
     def __init__(self, history: History) -> None:
         self.depth = 0  # backward calls running: more than one, a backward in a backward
@@ -78,6 +78,9 @@ class _State:
         # checkpoint's, a custom Function's autograd.grad): earlier calls for a nested one that
         # fails in the same outermost call, forgotten when it ends.
         self.nested: list[Any] = []
+        # The outputs of the backward calls that failed inside the one failing now (a reentrant
+        # checkpoint's): the failing call reaches what they reach, handed over with its own.
+        self.inner_roots: list[Any] = []
 
 
 def _or_inner(finding: Finding | None, thread: _State) -> Finding | None:
@@ -164,18 +167,21 @@ class Watch:
             del caller
             if where is not None and where in self.places:
                 self.places[where] += 1
-                thread.inner = None
+                thread.inner, thread.inner_roots = None, []
                 if self.finding is not None:
                     self.error = (id(error), str(error))
                 self.on_repeat(where[0], where[1], self.places[where])
                 return
             if where is not None:
                 self.places[where] = 0
-        if self.on_outputs is not None and not nested:
+        if self.on_outputs is not None and nested:
+            thread.inner_roots.append(roots)
+        elif self.on_outputs is not None:
             try:
-                self.on_outputs(roots)
+                self.on_outputs((*roots, *(r for inner in thread.inner_roots for r in inner)))
             except Exception:  # noqa: BLE001 - a reader of ours must never add an error
                 pass
+            thread.inner_roots = []
         frames = user_frames()
         finding = self._explain(error, roots, frames, thread, nested)
         if nested:
