@@ -67,6 +67,9 @@ and one that fails is printed only as a failed attempt.
   the backward that freed it, only under a condition, beside an optimizer's step (gradient
   accumulation that clears on the optimizer's steps; not a window it empties on purpose): the
   same clearing statement also runs right after that backward.
+* :func:`~autograd_lens.nonreentrant.not_reentrant`: the recording shows the failing backward
+  run inside another (a reentrant checkpoint's): the program's reentrant checkpoint calls run
+  non-reentrant.
 """
 
 from __future__ import annotations
@@ -82,6 +85,7 @@ from .rules import BACKWARD, Fix, one_fix
 from .rules_in_turn import with_retained_graph
 from .second_loss import detached_at_join, retained_first
 from .held_names import held_as, recorded_names
+from .nonreentrant import not_reentrant
 from .state_start import reads_parameter
 
 
@@ -103,7 +107,8 @@ def candidates(carriers: list, evidence: dict | None, failed: tuple[str, int] | 
     fixes += earlier_backward_retained(freed, inner, (evidence or {}).get("steps", []))
     fixes += inner_call_retained(evidence)
     fixes += [r for r in retained_first(evidence) if all(r.edits != f.edits for f in fixes)]
-    return fixes + detached_at_join(carriers, evidence)
+    files = [where[0] for where in (failed, inner) if where] + [c.file for c in carriers]
+    return fixes + detached_at_join(carriers, evidence) + not_reentrant(evidence, files)
 
 
 def state_detached_where_kept(carrier: Any, failed: tuple[str, int] | None) -> list[Fix]:

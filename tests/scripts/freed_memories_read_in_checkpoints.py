@@ -30,7 +30,7 @@ for step in range(3):
     readers[0].memory, readers[1].memory = first, torch.tanh(refine(first))
     x = stem(x)
     for reader in readers:
-        x = checkpoint(reader, x, use_reentrant=True)
+        x = checkpoint(reader, x, use_reentrant=True)  # checkpoint
     loss = (x - target).pow(2).mean()
     optimizer.zero_grad()
     loss.backward()  # fails
