@@ -67,6 +67,9 @@ and one that fails is printed only as a failed attempt.
   the backward that freed it, only under a condition, beside an optimizer's step (gradient
   accumulation that clears on the optimizer's steps; not a window it empties on purpose): the
   same clearing statement also runs right after that backward.
+* :func:`~autograd_lens.spent_value.none_after_backward`: the failing backward statement is the
+  one that freed the graph (an earlier pass), its loss reads the carrier, and the program gives
+  the carrier None elsewhere: it gets None right after that backward.
 * :func:`~autograd_lens.nonreentrant.not_reentrant`: the recording shows the failing backward
   run inside another (a reentrant checkpoint's): the program's reentrant checkpoint calls run
   non-reentrant.
@@ -86,6 +89,7 @@ from .rules_in_turn import with_retained_graph
 from .second_loss import detached_at_join, retained_first
 from .held_names import held_as, recorded_names
 from .nonreentrant import not_reentrant
+from .spent_value import none_after_backward
 from .state_start import reads_parameter
 
 
@@ -100,6 +104,7 @@ def candidates(carriers: list, evidence: dict | None, failed: tuple[str, int] | 
         fixes += made_again_in_loop(top, evidence) + attribute_made_again(top, evidence)
         fixes += start_again(top, evidence) + state_detached_where_kept(top, failed)
         fixes += appended_value_read(top) + taken_in_detached(top, evidence)
+        fixes += none_after_backward(top, freed, failed)
     fixes += without_earlier_backward(freed, failed) + without_earlier_wrapper_call(evidence)
     at = (evidence or {}).get("at") or {}
     inner = (at["file"], at["line"]) if (evidence or {}).get("nested") and at.get("line") \
