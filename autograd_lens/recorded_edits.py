@@ -70,6 +70,8 @@ and one that fails is printed only as a failed attempt.
 * :func:`~autograd_lens.spent_value.none_after_backward`: the failing backward statement is the
   one that freed the graph (an earlier pass), its loss reads the carrier, and the program gives
   the carrier None elsewhere: it gets None right after that backward.
+* :func:`~autograd_lens.grads_in_turn.grad_retained_in_loop`: the failing ``autograd.grad`` in a
+  loop is the call that freed the graph, an earlier pass from the same roots: it keeps the graph.
 * :func:`~autograd_lens.nonreentrant.not_reentrant`: the recording shows the failing backward
   run inside another (a reentrant checkpoint's): the program's reentrant checkpoint calls run
   non-reentrant.
@@ -87,6 +89,7 @@ from .edits import Plan, Source, path_of
 from .rules import BACKWARD, Fix, one_fix
 from .rules_in_turn import with_retained_graph
 from .second_loss import detached_at_join, retained_first
+from .grads_in_turn import grad_retained_in_loop
 from .held_names import held_as, recorded_names
 from .nonreentrant import not_reentrant
 from .spent_value import none_after_backward
@@ -110,7 +113,7 @@ def candidates(carriers: list, evidence: dict | None, failed: tuple[str, int] | 
     inner = (at["file"], at["line"]) if (evidence or {}).get("nested") and at.get("line") \
         else failed  # a call that another backward ran fails at its own statement
     fixes += earlier_backward_retained(freed, inner, (evidence or {}).get("steps", []))
-    fixes += inner_call_retained(evidence)
+    fixes += inner_call_retained(evidence) + grad_retained_in_loop(evidence)
     fixes += [r for r in retained_first(evidence) if all(r.edits != f.edits for f in fixes)]
     files = [where[0] for where in (failed, inner) if where] + [c.file for c in carriers]
     return fixes + detached_at_join(carriers, evidence) + not_reentrant(evidence, files)

@@ -71,6 +71,13 @@ READY = "ready\n"  # what the re-run's process says on stderr once it waits for 
 DONE = "done "  # ... and once a run ended: "done <how>"
 
 
+def _grad_inputs(args: tuple) -> list[Any]:
+    """The tensors an ``autograd.grad`` call (torch's engine call: outputs, then gradients,
+    retain_graph, create_graph, inputs) takes gradients for: the only ones it gives one."""
+    inputs = args[3] if len(args) > 3 else ()
+    return [t for t in inputs if getattr(t, "requires_grad", False)]
+
+
 class CallCounter:
     """Counts the backward and ``autograd.grad`` calls that return and the optimizer steps (an
     outer wrapper around the watch's, on the function through which both run the engine).
@@ -83,7 +90,8 @@ class CallCounter:
     :attr:`steps_before`: the optimizer steps made before it). In a verifying run, ``limit``
     stops the program once that many calls have returned (or ``step_limit`` steps have been
     made), and the parameters that get a gradient in the calls from ``watch_from`` on (or in
-    those made during a step from ``steps_from`` on) are kept. With ``wanted`` (the first run's
+    those made during a step from ``steps_from`` on; for an ``autograd.grad`` call, the inputs
+    it takes gradients for) are kept. With ``wanted`` (the first run's
     :attr:`expected`) and ``stepped`` (they are the parameters an optimizer updates), a run at
     its limit goes on until the optimizers that update them have each stepped past the failing
     call (:meth:`settled`: each had its chance to get its gradient, a generator's from a loss of
@@ -118,9 +126,10 @@ class CallCounter:
 
     def _wrap(self, original: Any) -> Any:
         def counted(outputs: Any, *args: Any, **kwargs: Any) -> Any:
-            if self._watched() and kwargs.get("accumulate_grad", True) is not False:
+            if self._watched():
                 with contextlib.suppress(Exception):
-                    self._reach(reached.leaves(outputs))
+                    self._reach(reached.leaves(outputs) if kwargs.get("accumulate_grad", True)
+                                is not False else _grad_inputs(args))
             try:
                 result = original(outputs, *args, **kwargs)
             except BaseException as error:
