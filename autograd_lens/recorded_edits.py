@@ -285,14 +285,16 @@ def attribute_made_again(carrier: Any, evidence: dict | None) -> list[Fix]:
     holders = (evidence or {}).get("holders") or []
     held = {h["name"] for h in recorded_names(evidence)}
     path = re.fullmatch(r"([A-Za-z_]\w*)\.(\w+)", carrier.name)
-    if path is None or carrier.name not in held:
+    if path is None:
         return []
     prefix, attribute = path.groups()
     source = Source.read(carrier.file)
     enters = source.statement_at(carrier.line) if source else None
     reader = source.scope_at(carrier.line) if enters is not None else None
     owner = _owner(source, reader, prefix, carrier.name, holders) if reader is not None else None
-    if owner is None:
+    if owner is None or not (carrier.name in held or prefix == "self" and any(
+            h["name"].endswith("." + attribute) and h.get("owner") == owner.name
+            for h in holders)):  # held at the failure through its object's owner's name
         return []
     stores = [(f, s) for f in owner.body if isinstance(f, ast.FunctionDef)
               for s in source.stores(f, "self." + attribute)]
