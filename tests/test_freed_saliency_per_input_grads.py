@@ -29,20 +29,15 @@ def test_the_grad_that_keeps_the_graph_is_the_fix(run):
     assert "the edit stops gradients into" not in run["text"], run["text"]
 
 
-class TwoInputs(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.left, self.right = nn.Linear(3, 4), nn.Linear(2, 4)
-        self.head = nn.Linear(8, 2)
-
-    def forward(self, a, b):
-        return self.head(torch.tanh(torch.cat([self.left(a), self.right(b)], dim=1)))
-
-
 def test_the_maps_are_those_of_a_forward_per_input(run, tmp_path):
     torch.manual_seed(0)
-    model = TwoInputs()
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    left, right, head = nn.Linear(3, 4), nn.Linear(2, 4), nn.Linear(8, 2)
+    layers = nn.ModuleList([left, right, head])
+
+    def model(a, b):
+        return head(torch.tanh(torch.cat([left(a), right(b)], dim=1)))
+
+    optimizer = torch.optim.SGD(layers.parameters(), lr=0.1)
     probe = [torch.randn(5, 3), torch.randn(5, 2)]
     for _ in range(3):
         a, b, y = torch.randn(8, 3), torch.randn(8, 2), torch.randint(0, 2, (8,))
