@@ -256,7 +256,7 @@ def entry_of(candidate: Candidate, steps: list[Step], old: bool = False) -> Entr
         other = _read_in_methods(candidate, [f.frame.f_code.co_filename for f in steps], old)
         if other is not None:
             return Entry("kept", other[0], other[1], other[2], other[3], update, outside,
-                         argument)
+                         False)  # named by the method's own read, not the argument
     if before and (not deeper or _read_by_library(candidate)):
         return Entry("read_first", path, code.co_filename, use.line, code.co_name, update,
                      outside, argument)
@@ -264,7 +264,7 @@ def entry_of(candidate: Candidate, steps: list[Step], old: bool = False) -> Entr
         other = _read_in_methods(candidate, [f.frame.f_code.co_filename for f in steps], old)
         if other is not None:
             return Entry("kept", other[0], other[1], other[2], other[3], update, outside,
-                         argument)
+                         False)  # named by the method's own read, not the argument
     if before:  # read through an object the step reads (``agent`` handed to a loss function)
         return Entry("read_first", path, code.co_filename, use.line, code.co_name, update,
                      outside, argument)
