@@ -302,6 +302,8 @@ def attribute_made_again(carrier: Any, evidence: dict | None) -> list[Fix]:
             or len(stores[0][1].targets) != 1:
         return []
     value = stores[0][1].value
+    if isinstance(value, ast.Constant):  # ``self.cached = None``: the graph is made elsewhere
+        return []
     names = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
     paths = {prefix + path_of(n)[4:] for n in ast.walk(value) if isinstance(n, ast.Attribute)
              and (path_of(n) or "").startswith("self.")}

@@ -117,8 +117,26 @@ def test_a_prefix_made_once_is_not_said_to_be_truncated_backpropagation(reports)
     assert page(found["report"]) == "13_tensor_outside_loop", found["text"]
     assert "truncated backpropagation" not in found["text"], found["text"]
     # Detached where forward reads it, the prefix's own network (seed, shape_prefix) would never
-    # get a gradient again: no edit is printed rather than that one.
-    assert found["report"]["edits"] == [], found["text"]
+    # get a gradient again: the edit computes the prefix again where forward reads it instead.
+    assert [(e["line"], e["new"]) for e in found["report"]["edits"]] == [(16, [
+        "        tokens = torch.cat([torch.tanh(self.shape_prefix(self.seed)), x])"
+        "  # carrier: self.prefix"])], found["text"]
+
+
+def test_the_prefix_computed_again_trains_its_network(reports, tmp_path):
+    torch.manual_seed(0)
+    seed = nn.Parameter(torch.randn(2, 4))
+    shape_prefix, head = nn.Linear(4, 4), nn.Linear(4, 1)
+    opt = torch.optim.SGD([seed, *shape_prefix.parameters(), *head.parameters()], lr=0.1)
+    for _ in range(3):
+        x = torch.randn(5, 4)
+        opt.zero_grad()
+        head(torch.cat([torch.tanh(shape_prefix(seed)), x])).mean().pow(2).backward()
+        opt.step()
+    space = run_edited("c6_prefix_made_once.py", reports["c6_prefix_made_once.py"]["report"]
+                       ["edits"], tmp_path)
+    for path, want in {"model.seed": seed, "model.shape_prefix.weight": shape_prefix.weight}.items():
+        torch.testing.assert_close(value(space, path).detach(), want.detach(), rtol=1e-5, atol=1e-6)
 
 
 def ref_anchors() -> dict:
