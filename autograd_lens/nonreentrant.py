@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 
 from .edits import Plan, Source, path_of
-from .rules import Fix, one_fix
+from .rules import Fix, one_fix, with_keyword
 
 _CHECKPOINTS = ("checkpoint", "checkpoint_sequential")
 
@@ -58,8 +58,7 @@ def not_reentrant(evidence: dict | None, files: list[str]) -> list[Fix]:
             if keyword is not None:
                 plan.replace_span(keyword.value, "False")
             else:
-                text = source.segment(call)
-                plan.replace_span(call, f"{text[:-1]}, use_reentrant=False)")
+                with_keyword(plan, source, call, "use_reentrant", "False")
         fixes += one_fix("the checkpoint runs non-reentrant: it builds no backward of its own "
                          "inside the step's, so the step's one backward goes once through the "
                          "graph its blocks share", plan)

@@ -160,15 +160,16 @@ def retain_crosses_a_step(source: Source, earlier: ast.stmt, statement: ast.stmt
     return steps_between(source.file, earlier.end_lineno, statement.lineno)
 
 
-def with_keyword(plan: Plan, source: Source, call: ast.Call, keyword: str) -> Plan | None:
-    """``f(a, b)`` becomes ``f(a, b, keyword=True)`` (on the call's last line)."""
+def with_keyword(plan: Plan, source: Source, call: ast.Call, keyword: str,
+                 value: str = "True") -> Plan | None:
+    """``f(a, b)`` becomes ``f(a, b, keyword=True)`` (or ``=value``, on the call's last line)."""
     if any(k.arg == keyword for k in call.keywords):
         return None
     line = source.text(call.end_lineno).encode()
     close = call.end_col_offset - 1
     empty = not call.args and not call.keywords
     new = line[:close].decode().rstrip()
-    new += ("" if empty or new.endswith(("(", ",")) else ", ") + f"{keyword}=True" + \
+    new += ("" if empty or new.endswith(("(", ",")) else ", ") + f"{keyword}={value}" + \
         line[close:].decode()
     return plan.replace(call.end_lineno, new)
 

@@ -33,8 +33,8 @@ def none_after_backward(carrier: object, freed: dict | None,
     if statement is None or not isinstance(statement, ast.Expr) or \
             statement.lineno != statement.end_lineno or not source.may_be_none(name):
         return []
-    subjects = [backward_subject(call) for _, call in source.calls(
-        source.scope_at(statement.lineno), BACKWARD) if _ is statement]
+    subjects = [backward_subject(call) for holder, call in source.calls(
+        source.scope_at(statement.lineno), BACKWARD) if holder is statement]
     if not any(subject is not None and source.reads(subject, name) for subject in subjects):
         return []
     plan = Plan(source).after(statement.lineno, f"{source.indent(statement.lineno)}{name} = None")
