@@ -2,8 +2,8 @@
 
 A *candidate* is such a tensor with the path that reaches it from a frame: a local (arguments
 and closure variables included), a global that the frame's code reads, an attribute of an
-object to some depth (nested state objects, a module's buffers and submodules, a distribution's
-lazily cached ``logits``), an entry of a list, deque, tuple or dict (an ``OrderedDict``,
+object to some depth (nested state objects, a module's buffers and submodules), a distribution
+(named as the program holds it, for the ``logits`` it caches lazily), an entry of a list, deque, tuple or dict (an ``OrderedDict``,
 a ``defaultdict`` and a namedtuple among them), a variable that a function held in
 a local closes over, or a module's weight cached by a parametrization. Nothing is left out by a
 rule about names: :mod:`autograd_lens.carriers` ranks them all.
@@ -22,7 +22,7 @@ from typing import Any, Iterator
 import torch
 
 from .history import LIBRARY_DIRS
-from .library_objects import library_state
+from .library_objects import library_state, made_state
 from .reads import item_path
 
 # Files that are not the user's: the standard library, installed packages, PyTorch, this package.
@@ -33,8 +33,6 @@ _SHELL_NAMES = re.compile(r"^(In|Out|_oh|_ih|_dh|exit|quit|get_ipython|_+|_\d+|_
 ITEMS_LIMIT = 2000  # entries of one container looked at
 OBJECTS_LIMIT = 20000  # objects looked at in all
 DEPTH = 5
-# Objects of libraries looked into besides modules: a distribution caches its logits and probs.
-_LIBRARY_STATE = ("torch.distributions",)
 _MODULE_INTERNALS = frozenset(vars(torch.nn.Module()))
 
 
@@ -90,8 +88,6 @@ def _explorable(value: Any) -> bool:
     if not hasattr(value, "__dict__"):
         return False
     name = type(value).__module__ or ""
-    if name.startswith(_LIBRARY_STATE):
-        return True
     # The program's own classes (the script, its package, a notebook's cells), and a library's
     # state object they reach (a cache of past keys and values).
     filename = getattr(sys.modules.get(name), "__file__", None) or ""
@@ -168,6 +164,12 @@ class _Walker:
                                           owner, form_of(item), code, value)
         elif isinstance(value, types.FunctionType):
             yield from self.closure(index, value, depth)
+        elif made_state(value):
+            # A distribution's lazily cached ``logits``: no line of the program assigns them; the
+            # program holds the graph through the object it made, and names that object.
+            for item in _attributes(value).values():
+                yield from self.value(index, path, item, depth + 1, origin, owner, "object",
+                                      code, container)
         elif _explorable(value):
             computed = _cached_parametrizations(value) if isinstance(value, torch.nn.Module) else {}
             for name, item in _attributes(value).items():

@@ -6,6 +6,8 @@ from the program's own by the file that defines their class.
 (True, True)
 >>> library_state(torch.nn.Linear(1, 1))  # a module: its buffers are walked as a module's
 False
+>>> made_state(torch.distributions.Bernoulli(torch.tensor(0.5))), made_state(torch.ones(1))
+(True, False)
 """
 
 from __future__ import annotations
@@ -23,6 +25,14 @@ LIBRARIES = tuple({sysconfig.get_paths()[k] for k in ("stdlib", "purelib", "plat
 # Libraries' objects whose own attributes are what the program reads (a distribution's lazily
 # cached logits): never taken for a copy the library keeps.
 _STATE_READ_BY_PROGRAMS = ("torch.distributions",)
+
+
+def made_state(value: Any) -> bool:
+    """Whether ``value`` is a library object whose attributes are state the program reads but no
+    line of it assigns, made with the object (a distribution's lazily cached ``logits``): the
+    program holds that state through the object, and names the object."""
+    return not isinstance(value, (torch.nn.Module, type)) and hasattr(value, "__dict__") and \
+        (type(value).__module__ or "").startswith(_STATE_READ_BY_PROGRAMS)
 
 
 def library_class(kind: type) -> bool:

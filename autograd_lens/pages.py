@@ -49,8 +49,6 @@ def page_for(pattern: str, evidence: Any, scene: Scene) -> str | None:
         return "20_meta_learning"  # weights stepped by a gradient taken with create_graph=True
     if pattern == "growing_buffer" and scene.memoised:
         return "13_tensor_outside_loop"  # a value memoised once and reused by later steps
-    if pattern == "module_state" and scene.made_once:
-        return "13_tensor_outside_loop"  # computed once when the object was built
     if pattern in ("unknown", "growing_buffer") and scene.kept_on_module and scene.consumer:
         return "16_module_state_with_history"  # state a module keeps and its layers read
     return None

@@ -57,6 +57,7 @@ from typing import Any, Iterator
 import torch
 
 from .graph import _SAVED_PREFIX, breadth_first, children, node_name
+from .library_objects import made_state
 from .record import Log, is_users, own_attributes, storage_key
 from .writes import _parsed, stale_nodes
 
@@ -309,7 +310,8 @@ def _inside(value: Any) -> Iterator[tuple[str, Any]]:
                 list(value._modules.items()):
             yield f".{key}", item
         for key, item in vars(value).items():
-            if not key.startswith("_") and isinstance(item, (torch.Tensor, list, tuple, dict)):
+            if not key.startswith("_") and (isinstance(item, (torch.Tensor, list, tuple, dict))
+                                            or made_state(item)):
                 yield f".{key}", item
     elif own_attributes(value) and not isinstance(value, torch.Tensor) and (
             is_users(getattr(sys.modules.get(type(value).__module__), "__file__", "") or "")
@@ -334,6 +336,10 @@ def _tensors(value: Any) -> Iterator[tuple[str, torch.Tensor, str]]:
                 break
             if isinstance(item, torch.Tensor):
                 yield _keyed(key), item, ""
+    elif made_state(value):  # a distribution: its cached ``logits`` are held through it
+        for item in list(own_attributes(value).values())[:_ITEMS]:
+            if isinstance(item, torch.Tensor):
+                yield "", item, ""
     elif isinstance(value, torch.nn.Module):
         kept = list(value._buffers.items()) + [(k, v) for k, v in vars(value).items()
                                                if not k.startswith("_")]

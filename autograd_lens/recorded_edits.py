@@ -39,8 +39,8 @@ and one that fails is printed only as a failed attempt.
   attribute of it that the recording shows holding the freed graph) and another method (or
   code outside the class) reads: the read gets ``EXPR`` in its place, ``self`` read as ``obj``,
   a new graph each time it runs (``EXPR`` may read the file's imported modules: ``torch.exp``);
-  where it enters as ``obj.X`` through a method's call, the reads of ``self.X`` in the class's
-  other methods get it.
+  the reads of ``self.X`` in the class's other methods get it too (where it enters as ``obj.X``
+  through a method's call, they are the only reads), so none goes on reading the value made once.
 * :func:`start_again`: the carrier, recorded holding the freed graph, is read where it enters
   with a learned start for the first call (``self.W0 if self.state is None else self.state``,
   ``W0`` a parameter the program makes; a detach would leave it untrained): each call
@@ -307,22 +307,26 @@ def attribute_made_again(carrier: Any, evidence: dict | None) -> list[Fix]:
     names = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
     paths = {prefix + path_of(n)[4:] for n in ast.walk(value) if isinstance(n, ast.Attribute)
              and (path_of(n) or "").startswith("self.")}
-    reads, reader_prefix = source.reads(enters, carrier.name), prefix
-    if not reads:  # read by the class's other methods (self.X), called from where it enters
-        reads = [r for f in owner.body if isinstance(f, ast.FunctionDef) and
-                 f is not stores[0][0] for r in source.reads(f, "self." + attribute)]
-        reader_prefix = "self"
+    # Every read gets it: where it enters, and in the class's other methods (self.X), so that
+    # none of them goes on reading the value made once (a policy's sample as well as its loss).
+    reads = {(r.lineno, r.col_offset): (r, prefix) for r in source.reads(enters, carrier.name)}
+    for f in owner.body:
+        for r in source.reads(f, "self." + attribute) if isinstance(f, ast.FunctionDef) and \
+                f is not stores[0][0] else ():
+            reads.setdefault((r.lineno, r.col_offset), (r, "self"))
     if names - {"self"} - _imported(source) or paths & held or not reads or \
             value.lineno != value.end_lineno or \
-            any(r.lineno != r.end_lineno for r in reads):
+            any(r.lineno != r.end_lineno for r, _ in reads.values()):
         return []
-    text = _on(source, value, reader_prefix)
-    if not isinstance(value, (ast.Call, ast.Attribute, ast.Name)):
-        text = f"({text})"
-    plan = Plan(source)
-    for read in reads:
+    plan, texts = Plan(source), {}
+    for read, reader_prefix in reads.values():
+        text = _on(source, value, reader_prefix)
+        if not isinstance(value, (ast.Call, ast.Attribute, ast.Name)):
+            text = f"({text})"
         plan.replace_span(read, text)
-    lines = sorted({r.lineno for r in reads})
+        texts.setdefault(read.lineno, text)
+    lines = sorted(texts)
+    text = texts[lines[0]]
     where = f"line {lines[0]}" if len(lines) == 1 else \
         "lines " + ", ".join(map(str, lines[:-1])) + f" and {lines[-1]}"
     return one_fix(f"{where} compute{'s' if len(lines) == 1 else ''} `{text}` again, as "

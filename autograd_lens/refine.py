@@ -12,7 +12,9 @@ state that no weights run on again, and that no line of the program makes from i
 (``s = cell(x, s)``), is not a state at all but a value computed from predictions and kept.
 And a gradient taken of a loss that a backward then goes through again is an inner step of
 meta-learning only when the failing graph takes a weight adapted after it (``w - lr * g``);
-without one, the gradient only weighed or measured the loss.
+without one, the gradient only weighed or measured the loss. And an attribute that its class
+assigns only in ``__init__`` was not updated with history: it was computed once, when the object
+was built, and reused by every step.
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ def refined(key: str, evidence: Any, scene: Any) -> str:
         # weights lie between the loss and the old graph); without one (a second loss over
         # the same output), the page says so (two losses, one forward), the pattern stays
         return "two_networks"
+    if key == "module_state" and scene.made_once:
+        return "outside_loop"  # computed once, when the object was built: never updated
     if key == "growing_buffer" and scene.looked_up:
         return "kept_value"  # entries read back one by one, by index or key
     if key == "meta_learning" and evidence.latest is not None and \

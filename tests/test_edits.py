@@ -40,8 +40,6 @@ NO_EDIT = {
     "carrier_cached_by_lru.py": "no pattern shows in the evidence (\"unknown\"): nothing to edit",
     "carrier_memory_bank.py": "a module's list of kept tensors: which entries to keep is the "
                               "model's design",
-    "carrier_cached_distribution.py": "the old graph sits in a distribution's lazily cached "
-                                      "logits, made by no line of the program",
     "carrier_state_in_generator.py": "the state lives in a generator's frame, not in the step",
     "carrier_loss_helper.py": "the running total is backwarded inside a helper: keeping it as "
                               "a number there would leave the helper a float to backward",
