@@ -75,6 +75,9 @@ and one that fails is printed only as a failed attempt.
 * :func:`~autograd_lens.nonreentrant.not_reentrant`: the recording shows the failing backward
   run inside another (a reentrant checkpoint's): the program's reentrant checkpoint calls run
   non-reentrant.
+* :func:`~autograd_lens.cached_block.cached_per_step`: the carrier is a weight a
+  parametrization's cache keeps, and the failing backward is in a loop that is the one statement
+  of a ``parametrize.cached()`` block: the block goes inside the loop, one cache per step.
 """
 
 from __future__ import annotations
@@ -92,6 +95,7 @@ from .second_loss import detached_at_join, retained_first
 from .grads_in_turn import grad_retained_in_loop
 from .held_names import held_as, recorded_names
 from .nonreentrant import not_reentrant
+from .cached_block import cached_per_step
 from .spent_value import none_after_backward
 from .state_start import reads_parameter
 
@@ -107,7 +111,7 @@ def candidates(carriers: list, evidence: dict | None, failed: tuple[str, int] | 
         fixes += made_again_in_loop(top, evidence) + attribute_made_again(top, evidence)
         fixes += start_again(top, evidence) + state_detached_where_kept(top, failed)
         fixes += appended_value_read(top) + taken_in_detached(top, evidence)
-        fixes += none_after_backward(top, freed, failed)
+        fixes += none_after_backward(top, freed, failed) + cached_per_step(top, failed)
     fixes += without_earlier_backward(freed, failed) + without_earlier_wrapper_call(evidence)
     at = (evidence or {}).get("at") or {}
     inner = (at["file"], at["line"]) if (evidence or {}).get("nested") and at.get("line") \

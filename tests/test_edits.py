@@ -34,9 +34,6 @@ FAILING = [p.name for p in sorted(SCRIPTS.glob("fail_*.py"))] + [
 HEALTHY = ["ok_fixed_loops.py"]
 # Failing scripts for which the command derives no edit, and why. Each must get none.
 NO_EDIT = {
-    "carrier_parametrized_cached_steps.py": "the weight a parametrization computes cannot be "
-                                            "assigned: the cache that holds it is the program's "
-                                            "parametrize.cached() block",
     "carrier_cached_by_lru.py": "no pattern shows in the evidence (\"unknown\"): nothing to edit",
     "carrier_memory_bank.py": "a module's list of kept tensors: which entries to keep is the "
                               "model's design",
