@@ -38,7 +38,8 @@ import torch
 
 from .edits import _SIMPLE, Plan, Source, _same, _walk_scope, path_of, targets
 from .rules import Case, Fix, failed_call, one_fix, receiver, recompute
-from .simultaneous import one_graph_two_gradients, step_moved_after, steps_after_the_loop
+from .simultaneous import (one_graph_two_gradients, step_after_for_the_next, step_moved_after,
+                           steps_after_the_loop)
 
 _OPERATORS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//",
               ast.Pow: "**", ast.MatMult: "@", ast.Mod: "%"}
@@ -449,10 +450,15 @@ def after_the_step(case: Case) -> list[Fix]:
                        "step runs after the second gradient, as updates taken at the same time",
                        step_moved_after(source, step, statement))
     copies = _built_before(source, step, statement, root, set(write.carrying))
+    if not copies:  # built in another function: one forward's two losses, in turn
+        return one_fix("the step runs after this backward, which takes gradients only for the "
+                       "weights of the optimizer that steps after it: both losses' gradients "
+                       "come from the one forward, before either weight moves, and the moved "
+                       "step's gradient is the first loss's alone, as before",
+                       step_after_for_the_next(source, step, statement, call))
     return one_fix("the loss is built again after the step, from the weights as the step left "
                    "them: its backward goes through a new graph",
-                   _moved_after(source, _last_step(source, step, statement), copies)) \
-        if copies else []
+                   _moved_after(source, _last_step(source, step, statement), copies))
 
 
 def _carrier_rebuilt(case: Case, source: Source) -> list[Fix]:

@@ -9,6 +9,13 @@ are next to each other in one block (or only another optimizer's ``zero_grad()``
 elsewhere the source does not show a place, and no edit
 is given.
 
+Two losses of one forward pass, backpropagated in turn with one player's step between them (a
+discriminator's step before the generator's backward, a critic's before the actor's), where another
+optimizer steps after the second backward, mean the same when the second loss was built before
+the step in another function (nothing there to build again): the step moves after the second
+backward, and that backward takes gradients only for the weights of the optimizer that steps
+after it (``inputs=``), so the moved step's gradient stays the first loss's alone, as it was.
+
 A loop over players (``for opt, loss in zip(opts, losses)``, ``for agent in agents``) that runs
 one player's backward and then its step, where a later player's loss goes through an earlier
 player's weights, means the same: every gradient from the one graph. The fix takes the step out
@@ -21,7 +28,7 @@ import ast
 
 from .backward_calls import backward_subject
 from .edits import Plan, Source
-from .rules import BACKWARD, GRAD, same_block
+from .rules import BACKWARD, GRAD, same_block, with_keyword
 
 _SIMPLE = (ast.Expr, ast.Assign, ast.AugAssign)
 
@@ -86,6 +93,32 @@ def step_moved_after(source: Source, step: ast.stmt, failed: ast.stmt) -> Plan |
         return None
     plan = Plan(source).replace(step.lineno, None)
     return plan.after(failed.end_lineno, source.text(step.lineno))
+
+
+def _receiver(statement: ast.stmt) -> ast.expr | None:
+    """``opt`` of a statement ``opt.step()``, else None."""
+    call = getattr(statement, "value", None)
+    return call.func.value if isinstance(statement, ast.Expr) and isinstance(call, ast.Call) and \
+        isinstance(call.func, ast.Attribute) and call.func.attr == "step" else None
+
+
+def step_after_for_the_next(source: Source, step: ast.stmt, failed: ast.stmt,
+                            call: ast.Call) -> Plan | None:
+    """The step moved to just after ``failed`` (see :func:`step_moved_after`), whose backward
+    ``call`` then takes gradients only for the parameters of the next optimizer that steps
+    after it in the same block (another one's): None where there is none, or the call already
+    names its inputs."""
+    mine = _receiver(step)
+    later = [s for s in source.block_of(failed) if s.lineno > failed.end_lineno]
+    other = next((_receiver(s) for s in later if _receiver(s) is not None), None)
+    if mine is None or other is None or ast.dump(other) == ast.dump(mine) or \
+            other.lineno != other.end_lineno or \
+            any(k.arg == "inputs" for k in call.keywords) or len(call.args) > 3:
+        return None
+    plan = step_moved_after(source, step, failed)
+    owner = source.segment(other)
+    return with_keyword(plan, source, call, "inputs", f'[p for group in {owner}.param_groups '
+                        'for p in group["params"]]') if plan is not None else None
 
 
 def _zeroes_another(statement: ast.stmt, step: ast.stmt) -> bool:
