@@ -133,7 +133,8 @@ def kept(carrier: Any) -> Any:
     pred`` after ``pred = state + step(state)``; ``self.h = h`` after the loop that made
     ``h``); where ``got`` assigns no name (``net(x)``, whose forward hook keeps the output on
     an object), the one later assignment of the name in that function (``feats =
-    hook.features``). Unchanged when ``got`` assigns the name itself, or when no one such
+    hook.features``), and so where the name is assigned later from an object whose method
+    ``got`` called (``int_mat = data.frac.int_mat`` after ``x = data.next_batch()``). Unchanged when ``got`` assigns the name itself, or when no one such
     assignment is found."""
     from .edits import Source, path_of, targets
 
@@ -143,9 +144,15 @@ def kept(carrier: Any) -> Any:
     if made is None or name in targets(made) or "[" in name:
         return carrier
     made_names = set(targets(made))
+    # objects whose method the statement called (``data`` of ``data.next_batch()``), which
+    # may have kept what it made on them, read back later (``w = data.frac.w``)
+    called = {(path_of(n.func.value) or "").split(".")[0] for n in ast.walk(made)
+              if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)} - {""}
     stores = [s for s in source.stores(source.scope_at(made.lineno), name)
               if isinstance(s, ast.Assign) and len(s.targets) == 1 and s.lineno == s.end_lineno
-              and (path_of(s.value) in made_names or not made_names and s.lineno > made.lineno)]
+              and (path_of(s.value) in made_names or s.lineno > made.lineno and (
+                  not made_names or "." in (path_of(s.value) or "") and
+                  path_of(s.value).split(".")[0] in called))]
     if len(stores) != 1:
         return carrier
     keep = stores[0]

@@ -106,9 +106,25 @@ class Carrier:
     put: Any = None
     kept: Any = None
 
+    def _named_at(self, at: dict) -> str:
+        """The name as the line the report gives writes it: the list as the statement that
+        puts entries into it names it (``self.log_probs`` in a buffer's method, for
+        ``agent.memory.log_probs``), else :attr:`shown` or :attr:`name`."""
+        put = self.put or self.kept
+        if put and put.get("name") and (at["file"], at["line"]) == (put["file"], put["line"]):
+            return put["name"]
+        return self.shown or self.name
+
+    def given(self) -> tuple[str, dict]:
+        """The name and the line (a site dict) the report gives: where the recording shows it got
+        the graph, or the statement that put it into its list, else where it enters."""
+        site = self.kept or self.got or self.put or {"file": self.file, "line": self.line,
+                                                     "function": self.function}
+        return self._named_at(site), site
+
     def as_dict(self) -> dict[str, Any]:
         if self.got is None and self.put is not None:
-            return {"name": self.shown or self.name, "file": self.put["file"],
+            return {"name": self._named_at(self.put), "file": self.put["file"],
                     "line": self.put["line"], "function": self.put["function"],
                     "why": self.said(),
                     "enters": {"name": self.name, "file": self.file, "line": self.line,
@@ -117,7 +133,7 @@ class Carrier:
             return {"name": self.shown or self.name, "file": self.file, "line": self.line,
                     "function": self.function, "why": self.said()}
         at = self.kept or self.got
-        return {"name": self.shown or self.name, "file": at["file"], "line": at["line"],
+        return {"name": self._named_at(at), "file": at["file"], "line": at["line"],
                 "function": at["function"], "why": self.said(),
                 "enters": {"name": self.name, "file": self.file, "line": self.line,
                            "function": self.function}}

@@ -153,9 +153,9 @@ def in_a_hook(site: dict) -> bool:
 def put_in(file: str, root: str, line: int = 0) -> dict | None:
     """The one statement of ``file`` that appends to, extends or inserts into the list
     ``root`` (an attribute matched by its last part, from any object: ``writer.bank`` for
-    ``self.bank``; a plain name in the scope of ``line``), as a site dict; None when there is
-    none or more than one."""
-    from .edits import Source
+    ``self.bank``; a plain name in the scope of ``line``), as a site dict, with the list's
+    ``name`` as that statement writes it; None when there is none or more than one."""
+    from .edits import Source, path_of
 
     source = Source.read(file)
     if source is None:
@@ -174,5 +174,6 @@ def put_in(file: str, root: str, line: int = 0) -> dict | None:
                 scope = source.scope_at(statement.lineno)
                 sites.append({"file": file, "line": statement.lineno,
                               "function": getattr(scope, "name", "<module>"),
-                              "text": source.text(statement.lineno).strip()})
+                              "text": source.text(statement.lineno).strip(),
+                              "name": path_of(target) or root})
     return sites[0] if len(sites) == 1 else None

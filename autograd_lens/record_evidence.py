@@ -311,13 +311,21 @@ def _inside(value: Any) -> Iterator[tuple[str, Any]]:
             yield f".{key}", item
         for key, item in vars(value).items():
             if not key.startswith("_") and (isinstance(item, (torch.Tensor, list, tuple, dict))
-                                            or made_state(item)):
+                                            or made_state(item) or _program_object(item)):
                 yield f".{key}", item
     elif own_attributes(value) and not isinstance(value, torch.Tensor) and (
-            is_users(getattr(sys.modules.get(type(value).__module__), "__file__", "") or "")
+            _program_object(value)
             or isinstance(value, torch.autograd.function.BackwardCFunction)):  # a Function's ctx
         for key, item in list(own_attributes(value).items())[:_ITEMS]:
             yield f".{key}", item
+
+
+def _program_object(value: Any) -> bool:
+    """Whether ``value`` is an object of a class of the program's own (not a module, a
+    tensor or a class), with attributes of its own."""
+    return not isinstance(value, (torch.Tensor, torch.nn.Module, type)) and \
+        bool(own_attributes(value)) and \
+        is_users(getattr(sys.modules.get(type(value).__module__), "__file__", "") or "")
 
 
 def _tensors(value: Any) -> Iterator[tuple[str, torch.Tensor, str]]:
@@ -336,6 +344,10 @@ def _tensors(value: Any) -> Iterator[tuple[str, torch.Tensor, str]]:
                 break
             if isinstance(item, torch.Tensor):
                 yield _keyed(key), item, ""
+    elif _program_object(value):  # a module's helper object (a cache of predictions)
+        for key, item in list(own_attributes(value).items())[:_ITEMS]:
+            if isinstance(item, torch.Tensor):
+                yield f".{key}", item, _owner(value)
     elif made_state(value):  # a distribution: its cached ``logits`` are held through it
         for item in list(own_attributes(value).values())[:_ITEMS]:
             if isinstance(item, torch.Tensor):

@@ -373,8 +373,8 @@ def _not_in_place(source: Source, statement: ast.stmt, maker: str) -> list[Fix]:
     """The write ran inside a library call made with ``inplace=True``: that keyword made
     ``False``, in the call on the write's line (``F.relu(x, inplace=True)``), else where the
     program makes modules of the class whose forward wrote (``nn.ReLU(inplace=True)``), else
-    the default ``True`` of the parameter passed on as that keyword (``inplace=inplace``), else
-    where the program sets a module's flag to ``True`` after making it (``m.inplace = True``)."""
+    the default ``True`` of the parameter passed on as that keyword (``inplace=inplace``), or
+    in a dict passed on as keywords (``**{"inplace": inplace}``), else where the program sets a module's flag to ``True`` after making it (``m.inplace = True``)."""
     def in_place(call: ast.Call) -> ast.keyword | None:
         return next((k for k in call.keywords if k.arg == "inplace" and
                      isinstance(k.value, ast.Constant) and k.value.value is True), None)
@@ -389,6 +389,13 @@ def _not_in_place(source: Source, statement: ast.stmt, maker: str) -> list[Fix]:
                 (path_of(n.func) or "").split(".")[-1] == maker
                 for k in n.keywords if k.arg == "inplace" and isinstance(k.value, ast.Name)
                 for d in [_default_of(source.scope_at(n.lineno), k.value.id)] if d is not None]
+        here = list({id(d.value): d for d in here}.values())
+    if not here and maker:  # ``**params``: a dict of the function that makes it, whose
+        # "inplace" entry is True or such a parameter (``{"inplace": inplace}``)
+        here = [found for n in ast.walk(source.tree) if isinstance(n, ast.Call) and
+                (path_of(n.func) or "").split(".")[-1] == maker
+                for k in n.keywords if k.arg is None and isinstance(k.value, ast.Name)
+                for found in _inplace_entries(source, source.scope_at(n.lineno), k.value.id)]
         here = list({id(d.value): d for d in here}.values())
     if not here and maker:  # the flag set after the module was made (``m.inplace = True``)
         here = [n for n in ast.walk(source.tree) if isinstance(n, ast.Assign) and
@@ -409,6 +416,24 @@ class _Default:
 
     def __init__(self, value: ast.Constant) -> None:
         self.value = value
+
+
+def _inplace_entries(source: Source, scope: ast.AST, name: str) -> list[_Default]:
+    """The ``True`` behind the "inplace" entry of the dicts that ``scope`` assigns to ``name``
+    (passed on as ``**name``): the entry's own constant, or the default of the parameter it
+    reads."""
+    found = []
+    for store in source.stores(scope, name):
+        for table in ast.walk(store.value) if isinstance(store, ast.Assign) else ():
+            for key, value in zip(getattr(table, "keys", []), getattr(table, "values", [])):
+                if not (isinstance(table, ast.Dict) and isinstance(key, ast.Constant) and
+                        key.value == "inplace"):
+                    continue
+                if isinstance(value, ast.Constant) and value.value is True:
+                    found.append(_Default(value))
+                elif isinstance(value, ast.Name) and _default_of(scope, value.id) is not None:
+                    found.append(_default_of(scope, value.id))
+    return found
 
 
 def _default_of(scope: ast.AST, name: str) -> _Default | None:

@@ -109,9 +109,8 @@ class Finding:
         lines = ["Carried in by (most likely first):"]
         for carrier in self.carriers[:5]:
             guess = GUESS if not self.recorded and "assigned only before" in carrier.why else ""
-            got = carrier.kept or carrier.got or carrier.put or {"file": carrier.file, "line": carrier.line,
-                                                 "function": carrier.function}
-            lines.append(f"  {carrier.shown or carrier.name}  {place(got['file'], got['line'])} in "
+            name, got = carrier.given()
+            lines.append(f"  {name}  {place(got['file'], got['line'])} in "
                          f"{got['function']}: {carrier.said()}{guess}.")
         return lines
 
