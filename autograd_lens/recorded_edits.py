@@ -70,6 +70,9 @@ and one that fails is printed only as a failed attempt.
 * :func:`~autograd_lens.spent_value.none_after_backward`: the failing backward statement is the
   one that freed the graph (an earlier pass), its loss reads the carrier, and the program gives
   the carrier None elsewhere: it gets None right after that backward.
+* :func:`~autograd_lens.spent_value.memo_cleared_after_backward`: the carrier is a memo
+  (``if self.X is None: self.X = ...``) that the failing backward statement freed in an earlier
+  pass, listed under a name of the failing call's function: that name gets None after it.
 * :func:`~autograd_lens.grads_in_turn.grad_retained_in_loop`: the failing ``autograd.grad`` in a
   loop is the call that freed the graph, an earlier pass from the same roots: it keeps the graph.
 * :func:`~autograd_lens.nonreentrant.not_reentrant`: the recording shows the failing backward
@@ -96,7 +99,7 @@ from .grads_in_turn import grad_retained_in_loop
 from .held_names import held_as, recorded_names
 from .nonreentrant import not_reentrant
 from .cached_block import cached_per_step
-from .spent_value import none_after_backward
+from .spent_value import memo_cleared_after_backward, none_after_backward
 from .state_start import reads_parameter
 
 
@@ -112,6 +115,7 @@ def candidates(carriers: list, evidence: dict | None, failed: tuple[str, int] | 
         fixes += start_again(top, evidence) + state_detached_where_kept(top, failed)
         fixes += appended_value_read(top) + taken_in_detached(top, evidence)
         fixes += none_after_backward(top, freed, failed) + cached_per_step(top, failed)
+        fixes += memo_cleared_after_backward(top, evidence, freed, failed)
     fixes += without_earlier_backward(freed, failed) + without_earlier_wrapper_call(evidence)
     at = (evidence or {}).get("at") or {}
     inner = (at["file"], at["line"]) if (evidence or {}).get("nested") and at.get("line") \
