@@ -40,7 +40,9 @@ def got(carrier: Any, holders: list[dict]) -> Any:
     call chain that made that node (the carrier then named there: ``self.cache_k``); for a name handed
     in by a caller (its scope was not running then), the caller's name that holds the same
     tensor, in the scope that made it (for ``args`` of ``*args``, whose entries the recording
-    lists, the entry's when they hold one node). Unchanged when the recording shows none of
+    lists, the entry's when they hold one node); for an attribute that no method of its object
+    made, the statement of the function that made its node that gives it the attribute's own
+    name (``w2c = ...`` for ``scene.w2c``). Unchanged when the recording shows none of
     these."""
     same = [h for h in holders if h["name"] == carrier.name and h.get("built")]
     if not same and carrier.name.startswith("self."):  # the same attribute path, from outside
@@ -83,6 +85,13 @@ def got(carrier: Any, holders: list[dict]) -> Any:
             return _at_got(carrier, site, next(
                 (o["name"] for o in holders if o is not holder and o.get("number") ==
                  holder.get("number") and _stores(site, o["name"])), holder["name"]))
+        if site is not None and "." in root and "[" not in carrier.name:
+            # an attribute that no method of its object made: the function that made its node
+            # gave it the attribute's own name there (``w2c = ...``, later kept as ``scene.w2c``)
+            attribute = root.rsplit(".", 1)[1]
+            inner = next((f for f in frames[:frames.index(site)] if _stores(f, attribute)), None)
+            if inner is not None:
+                return _at_got(carrier, inner, attribute)
         if site is not None:
             return _at_got(carrier, site, _whole(carrier.name, holder, holders, site))
         for other in holders:  # handed in: the name that holds it where it was made

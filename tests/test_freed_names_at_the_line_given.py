@@ -8,7 +8,10 @@ that line is where the recording shows the name got the graph:
   into a name later (``weights = data.weights``), is given at the line that reads it back;
 * a cache of a helper object of the program's own class, kept on a model (``model.strategy``),
   is among the names the recording lists, and is given at the line of the helper's method
-  that stores it.
+  that stores it;
+* an attribute that no method of its object made (``scene.scale``), whose node a builder
+  function made under the attribute's own name (``scale = ...``), is given at that statement,
+  named ``scale``.
 """
 
 from __future__ import annotations
@@ -20,15 +23,17 @@ from command_runs import marked, recorded_runs
 PUT = "freed_log_probs_put_by_a_buffer_method.py"
 KEPT = "freed_value_read_back_from_a_refreshed_object.py"
 CACHED = "freed_cache_of_a_helper_object_on_a_model.py"
+BUILT = "freed_attribute_made_by_a_builder_function.py"
 
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-    return recorded_runs([PUT, KEPT, CACHED], tmp_path_factory.mktemp("names"))
+    return recorded_runs([PUT, KEPT, CACHED, BUILT], tmp_path_factory.mktemp("names"))
 
 
 @pytest.mark.parametrize("name, carrier, mark", [
-    (PUT, "self.log_probs", "put"), (KEPT, "weights", "kept"), (CACHED, "self._solved", "cached")])
+    (PUT, "self.log_probs", "put"), (KEPT, "weights", "kept"), (CACHED, "self._solved", "cached"),
+    (BUILT, "scale", "made")])
 def test_the_name_is_the_one_written_at_the_line_given(runs, name, carrier, mark):
     run = runs[name]
     first = run["report"]["carriers"][0]
