@@ -68,22 +68,23 @@ def test_the_helper_result_that_holds_the_freed_node_is_named_first(runs):
 
 
 def _puts_into(name: str, line: int, container: str) -> bool:
-    """Whether line ``line`` of script ``name`` appends to the list ``container`` (an attribute
-    matched by its last part)."""
+    """Whether line ``line`` of script ``name`` appends to the list ``container``, written as
+    that line writes it."""
     statement = ast.parse((SCRIPTS / name).read_text().splitlines()[line - 1].strip())
     return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and
-               n.func.attr == "append" and ast.unparse(n.func.value).split(".")[-1] ==
-               container.split(".")[-1] for n in ast.walk(statement))
+               n.func.attr == "append" and ast.unparse(n.func.value) == container
+               for n in ast.walk(statement))
 
 
-@pytest.mark.parametrize("name, container, read", [
-    ("freed_replay_memory_of_graphs.py", "self.memory", None),
-    ("freed_bank_cleared_on_steps.py", "self.context", "read")])
-def test_an_entry_is_named_by_its_list_where_entries_are_put_in(runs, name, container, read):
+@pytest.mark.parametrize("name, put, container, read", [
+    ("freed_replay_memory_of_graphs.py", "self.memory", "self.memory", None),
+    # named at the line that puts entries in as that line writes it; its entry as read
+    ("freed_bank_cleared_on_steps.py", "reader.context", "self.context", "read")])
+def test_an_entry_is_named_by_its_list_where_entries_are_put_in(runs, name, put, container, read):
     run = runs[name]
     first = run["report"]["carriers"][0]
-    assert first["name"] == container, run["report"]["carriers"]
-    assert first["line"] == marked(name, "put") and _puts_into(name, first["line"], container)
+    assert first["name"] == put, run["report"]["carriers"]
+    assert first["line"] == marked(name, "put") and _puts_into(name, first["line"], put)
     entry = first["enters"]["name"]
     assert entry.startswith(container + "[")  # the entry as detail
     assert f"its entry `{entry}`" in first["why"] and f"its entry `{entry}`" in run["text"]
