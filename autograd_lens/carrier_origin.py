@@ -64,6 +64,7 @@ def got(carrier: Any, holders: list[dict]) -> Any:
                        if f.get("qualname", "").rpartition(".")[0] == holder["owner"]]
             shown = "self." + root.rsplit(".", 1)[1] + carrier.name[len(root):]
             method = next((f for f in methods if _stores(f, shown)), None) or \
+                next((f for f in methods if _stores_entry_later(f, shown)), None) or \
                 next(iter(methods), None)  # the method whose statement stores it, if one does
             if method is not None:
                 return _at_got(carrier, method, shown)
@@ -114,6 +115,32 @@ def _stores(site: dict, path: str) -> bool:
     return statement is not None and path in targets(statement)
 
 
+def _entry_stores(scope: ast.AST, source: Any, name: str) -> list[tuple[ast.stmt, str]]:
+    """The statements of ``scope`` that store an entry of the container of ``name`` (an entry,
+    ``self.cache["ade"]``) under a key the source computes (``self.cache[self.dataset]``),
+    each with its target as written."""
+    from .edits import path_of
+
+    container = name.split("[")[0]
+    found = []
+    for statement in source.statements(scope) if "[" in name else ():
+        for target in getattr(statement, "targets", []):
+            if isinstance(target, ast.Subscript) and path_of(target.value) == container:
+                found.append((statement, source.segment(target)))
+    return found
+
+
+def _stores_entry_later(site: dict, name: str) -> bool:
+    """Whether the function running at ``site`` stores an entry of ``name``'s container after
+    the line it runs at (``self.cache[key] = feats`` after ``feats = self.encode(...)``)."""
+    from .edits import Source
+
+    source = Source.read(site["file"])
+    return source is not None and any(
+        statement.lineno > site["line"]
+        for statement, _ in _entry_stores(source.scope_at(site["line"]), source, name))
+
+
 def _global_in(site: dict, name: str) -> bool:
     """Whether ``name`` is a global of the function running at ``site`` (neither an argument
     nor a local of it)."""
@@ -150,7 +177,8 @@ def kept(carrier: Any) -> Any:
     got, name = carrier.got, carrier.shown or carrier.name
     source = Source.read(got["file"]) if got else None
     made = source.statement_at(got["line"]) if source else None
-    if made is None or name in targets(made) or "[" in name:
+    if made is None or name in targets(made) or "[" in name and not _entry_stores(
+            source.scope_at(made.lineno), source, name):
         return carrier
     made_names = set(targets(made))
     # objects whose method the statement called (``data`` of ``data.next_batch()``), which
@@ -162,12 +190,19 @@ def kept(carrier: Any) -> Any:
               and (path_of(s.value) in made_names or s.lineno > made.lineno and (
                   not made_names or "." in (path_of(s.value) or "") and
                   path_of(s.value).split(".")[0] in called))]
+    written = None
+    if not stores and "[" in name:  # an entry stored under a key the source computes
+        entries = [(s, text) for s, text in _entry_stores(source.scope_at(made.lineno), source,
+                                                          name)
+                   if s.lineno > made.lineno and isinstance(s, ast.Assign) and
+                   len(s.targets) == 1 and path_of(s.value) in made_names]
+        stores, written = [s for s, _ in entries], (entries[0][1] if len(entries) == 1 else None)
     if len(stores) != 1:
         return carrier
     keep = stores[0]
-    return dataclasses.replace(carrier, kept={
-        "file": got["file"], "line": keep.lineno, "function": got["function"],
-        "text": source.segment(keep)})
+    kept_at = {"file": got["file"], "line": keep.lineno, "function": got["function"],
+               "text": source.segment(keep)}
+    return dataclasses.replace(carrier, kept=dict(kept_at, name=written) if written else kept_at)
 
 
 def _whole(name: str, holder: dict, holders: list[dict], site: dict) -> str:

@@ -330,8 +330,9 @@ def _program_object(value: Any) -> bool:
 
 def _tensors(value: Any) -> Iterator[tuple[str, torch.Tensor, str]]:
     """The tensors a value holds: itself, the entries of a list or a dict, or a module's tensors
-    kept as plain attributes and its buffers (an inference cache: ``self.attention.cache_k``),
-    each with the class it is an attribute of ("" for none)."""
+    kept as plain attributes, as entries of its lists and dicts (``self.cache["ade"]``) and its
+    buffers (an inference cache: ``self.attention.cache_k``), each with the class it is an
+    attribute of ("" for none)."""
     if isinstance(value, torch.Tensor):
         yield "", value, ""
     elif isinstance(value, (list, tuple)):
@@ -358,6 +359,9 @@ def _tensors(value: Any) -> Iterator[tuple[str, torch.Tensor, str]]:
         for key, item in kept[:_ITEMS]:
             if isinstance(item, torch.Tensor):
                 yield f".{key}", item, _owner(value)
+            elif isinstance(item, (list, tuple, dict)):  # a submodule's cache of features
+                for entry, tensor, _ in _tensors(item):
+                    yield f".{key}{entry}", tensor, _owner(value)
 
 
 def _holders(log: Log, frame: Any, node: Any, written: int | None,
