@@ -59,15 +59,14 @@ def joining_carrier(carriers: list, evidence: dict, got: Any) -> list:
     if not is_second_loss(evidence) or not carriers:
         return carriers
     top, at = carriers[0], evidence.get("at") or {}
+    holder, freed = _joining(evidence), evidence["node"]["freed_by"]
     if any(h.get("went") is True and h["name"] == top.name for h in holders):
         return carriers  # the source's first carrier is one the freeing call went through
+    if holder is None:  # no name holds the shared part now (a local of a function that returned)
+        return _made_as(carriers, evidence, freed)
     if top.got is not None and (top.got["file"], top.got.get("qualname", top.got["function"])) \
             == (at.get("file"), at.get("qualname", at.get("function"))):
         return carriers  # the failing loss backwarded where it is made: named itself
-    holder = _joining(evidence)
-    if holder is None:
-        return carriers
-    freed = evidence["node"]["freed_by"]
     carrier = got(Carrier(
         name=holder["name"], file=holder["file"], line=holder["now"],
         function=function_of(holder), kind="old", why=(f"holds the shared part of the graph: the loss of backward call "
@@ -78,6 +77,41 @@ def joining_carrier(carriers: list, evidence: dict, got: Any) -> list:
     if read is not None:
         carrier = dataclasses.replace(carrier, line=read)
     return [carrier] + [c for c in carriers if c.name != carrier.name]
+
+
+def _made_as(carriers: list, evidence: dict, freed: dict) -> list:
+    """``carriers`` with the name the freed node's output was given where the recording shows
+    it made first: the innermost statement of the program's, in the chain that made the node,
+    that assigns one plain name (``value = self.critic(obs, actions)`` around the layer that
+    made it), when the source's first carrier is the failing loss itself (its backward reads
+    it: ``losses["critic"].backward()``); else ``carriers``."""
+    from .backward_calls import backward_subject
+    from .carriers import Carrier
+    from .edits import targets
+    from .rules import BACKWARD
+
+    built, at = (evidence.get("node") or {}).get("built") or {}, evidence.get("at") or {}
+    source = Source.read(at.get("file", "")) if at else None
+    failing = source.statement_at(at["line"]) if source and at.get("line") else None
+    subjects = [backward_subject(c) for holder, c in source.calls(
+        source.scope_at(failing.lineno), BACKWARD) if holder is failing] if failing else []
+    root = carriers[0].name.split("[")[0].split(".")[0]  # (a loss in a dict: its dict)
+    if not any(s is not None and _reads(s, root) for s in subjects):
+        return carriers
+    for frame in [built.get("user"), *built.get("chain", [])]:
+        made = Source.read(frame["file"]) if frame else None
+        statement = made.statement_at(frame["line"]) if made else None
+        names = targets(statement) if isinstance(statement, ast.Assign) else []
+        if len(names) == 1 and "." not in names[0] and "[" not in names[0]:
+            carrier = Carrier(
+                name=names[0], file=frame["file"], line=frame["line"],
+                function=frame["function"], kind="old", why=(
+                    f"was the shared part of the graph, made by this statement (recorded in a "
+                    f"replay): the loss of backward call {freed['number']} was computed from it, "
+                    "and that call went through it before the failing loss (computed earlier, "
+                    "from the same forward) was backpropagated"))
+            return [carrier] + carriers
+    return carriers
 
 
 def _join_line(carrier: Any, holders: list[dict]) -> int | None:
