@@ -83,8 +83,9 @@ def _other_step_after(source: Source, step: ast.stmt, failed: ast.stmt) -> bool:
 
 def step_moved_after(source: Source, step: ast.stmt, failed: ast.stmt) -> Plan | None:
     """The step moved to just after ``failed``, when the step is the statement right before it
-    in the same block and both are simple statements; else None."""
-    if not (isinstance(step, _SIMPLE) and isinstance(failed, _SIMPLE) and
+    in the same block and the step is a simple statement (``failed`` too, or a block that holds
+    the failing one: ``if loss is not None: loss.backward()``); else None."""
+    if not (isinstance(step, _SIMPLE) and isinstance(failed, (*_SIMPLE, ast.If)) and
             same_block(source, step, failed) and step.lineno == step.end_lineno):
         return None
     between = [s for s in source.statements(source.scope_at(step.lineno))
@@ -108,14 +109,16 @@ def step_after_for_the_next(source: Source, step: ast.stmt, failed: ast.stmt,
     ``call`` then takes gradients only for the parameters of the next optimizer that steps
     after it in the same block (another one's): None where there is none, or the call already
     names its inputs."""
-    mine = _receiver(step)
-    later = [s for s in source.block_of(failed) if s.lineno > failed.end_lineno]
+    mine, block = _receiver(step), source.block_of(step)
+    # the statement of the step's block that holds the failing one (``if loss is not None:``)
+    holder = next((s for s in block if s.lineno <= failed.lineno <= s.end_lineno), None)
+    later = [s for s in block if holder is not None and s.lineno > holder.end_lineno]
     other = next((_receiver(s) for s in later if _receiver(s) is not None), None)
     if mine is None or other is None or ast.dump(other) == ast.dump(mine) or \
             other.lineno != other.end_lineno or \
             any(k.arg == "inputs" for k in call.keywords) or len(call.args) > 3:
         return None
-    plan = step_moved_after(source, step, failed)
+    plan = step_moved_after(source, step, holder)
     owner = source.segment(other)
     return with_keyword(plan, source, call, "inputs", f'[p for group in {owner}.param_groups '
                         'for p in group["params"]]') if plan is not None else None

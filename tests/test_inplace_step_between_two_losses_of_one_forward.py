@@ -4,7 +4,9 @@ generator's loss was built before the step, in another function, so there is not
 again where it fails. The edit moves the critic's step after the generator's backward, which
 then takes gradients only for the generator's weights (``inputs=``), so the critic's gradient
 stays its own loss's; it is run before it is printed, and the fix trains as a program written by
-hand that takes each player's gradient of its own loss with ``autograd.grad``."""
+hand that takes each player's gradient of its own loss with ``autograd.grad``. With the second
+backward under a guard (``if generator_loss is not None:``), the step moves after the guard's
+block."""
 
 from __future__ import annotations
 
@@ -16,11 +18,17 @@ from torch.nn.functional import softplus
 from command_runs import marked, recorded_runs, trains_as
 
 NAME = "inplace_critic_stepped_between_two_losses.py"
+GUARDED = "inplace_critic_stepped_before_a_guarded_backward.py"
 
 
 @pytest.fixture(scope="module")
-def run(tmp_path_factory):
-    return recorded_runs([NAME], tmp_path_factory.mktemp("pair"))[NAME]
+def runs(tmp_path_factory):
+    return recorded_runs([NAME, GUARDED], tmp_path_factory.mktemp("pair"))
+
+
+@pytest.fixture(scope="module")
+def run(runs):
+    return runs[NAME]
 
 
 def test_the_step_moves_after_the_generator_backward(run):
@@ -31,6 +39,18 @@ def test_the_step_moves_after_the_generator_backward(run):
         (step, []),
         (fails, ['        generator_loss.backward(inputs=[p for group in self.g_opt.param_groups '
                  'for p in group["params"]])  # fails', "        self.c_opt.step()  # step"])]
+
+
+def test_a_guarded_backward_gets_the_step_after_its_block(runs):
+    run = runs[GUARDED]
+    report = run["report"]
+    assert report["verdict"] == "gone", run["text"][-1500:]
+    step, guard = marked(GUARDED, "step"), marked(GUARDED, "guard")
+    assert [(e["line"], e["new"]) for e in report["edits"]] == [
+        (step, []),
+        (guard + 1, ['            generator_loss.backward(inputs=[p for group in '
+                     'self.g_opt.param_groups for p in group["params"]])  # fails',
+                     "        self.c_opt.step()  # step"])]
 
 
 def by_hand() -> dict:
@@ -54,5 +74,6 @@ def by_hand() -> dict:
             "pair.critic.0.weight": critic[0].weight, "pair.critic.2.weight": critic[2].weight}
 
 
-def test_the_fix_trains_as_by_hand(run, tmp_path):
-    trains_as(NAME, run["report"], by_hand(), tmp_path)
+@pytest.mark.parametrize("name", [NAME, GUARDED])
+def test_the_fix_trains_as_by_hand(runs, name, tmp_path):
+    trains_as(name, runs[name]["report"], by_hand(), tmp_path)
