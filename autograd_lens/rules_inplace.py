@@ -170,6 +170,8 @@ def _written_anew(source: Source, plan: Plan, statement: ast.stmt, name: str) ->
     """``statement`` written out of place in ``plan`` when it writes ``name`` in place on one
     line (``name += v``: ``name = name + v``; ``name.relu_()``: ``name = name.relu()``); what
     the edit computes, else an empty string."""
+    if isinstance(statement, ast.AugAssign) and statement.lineno != statement.end_lineno:
+        return _augmented_over_lines(source, plan, statement, name)
     if statement.lineno != statement.end_lineno:
         return ""
     indent = source.indent(statement.lineno)
@@ -190,6 +192,29 @@ def _written_anew(source: Source, plan: Plan, statement: ast.stmt, name: str) ->
         return "the operation makes a new tensor, so the node keeps the values it saved; " \
             "the result is the same numbers"
     return ""
+
+
+def _augmented_over_lines(source: Source, plan: Plan, statement: ast.AugAssign,
+                          name: str) -> str:
+    """``name /= f(...)`` over several lines written ``name = name / f(...)``: the first line's
+    operator, the value's other lines as they are (in parentheses when the value is not one
+    term); else an empty string."""
+    target, value = statement.target, statement.value
+    if (path_of(target) or source.segment(target)) != name or \
+            type(statement.op) not in _OPERATORS or value.lineno != statement.lineno or \
+            target.lineno != statement.lineno:
+        return ""
+    first = source.text(statement.lineno).encode()
+    atom = isinstance(value, _ATOMS)
+    head = first[:target.col_offset].decode() + \
+        f"{name} = {name} {_OPERATORS[type(statement.op)]} " + ("" if atom else "(")
+    plan.replace(statement.lineno, head + first[value.col_offset:].decode())
+    if not atom:
+        last = source.text(value.end_lineno).encode()
+        plan.replace(value.end_lineno, (last[:value.end_col_offset] + b")" +
+                                        last[value.end_col_offset:]).decode())
+    return "the write makes a new tensor, so the node keeps the values it saved; the " \
+        "result is the same numbers"
 
 
 def _method_on_result(source: Source, statement: ast.stmt, name: str) -> ast.Call | None:
