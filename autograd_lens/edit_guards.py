@@ -13,7 +13,8 @@ then gives the next fix, or none (an empty answer is honest, a guessed edit is n
 - a value detached where it is passed to a function that differentiates with
   ``torch.autograd.grad`` (what it differentiates may no longer require grad);
 - a name that a function only reads, from its module or an enclosing function (``h = h.detach()``
-  there would make it a local name, unbound when read);
+  there would make it a local name, unbound when read), or an attribute that ``__init__`` reads
+  before the statement that first sets it;
 - a value kept before the loop from a network that the loop calls again (a snapshot of its
   output: computed again inside, it would be the loop's own);
 - an attribute computed once in ``__init__`` from the object's own parts (detached, they would
@@ -401,6 +402,32 @@ def _unbound_in(tree: ast.Module, lines: set[int] | None,
     return found
 
 
+def _set_later_in_init(tree: ast.Module, lines: set[int]) -> list[tuple[str, int]]:
+    """The ``self.X`` that the statements of an ``__init__`` on ``lines`` read while that
+    ``__init__`` sets ``self.X`` only on a later line (``self.scale = self.scale.detach()``
+    put before ``self.scale = ...``), each with its line."""
+    found = []
+    for init in ast.walk(tree):
+        if not (isinstance(init, ast.FunctionDef) and init.name == "__init__" and init.args.args
+                and any(init.lineno < line <= init.end_lineno for line in lines)):
+            continue
+        me = init.args.args[0].arg
+        sets: dict[str, list[int]] = {}
+        for node in ast.walk(init):
+            for target in getattr(node, "targets", []) + [getattr(node, "target", None)]:
+                if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) \
+                        and target.value.id == me:
+                    sets.setdefault(target.attr, []).append(node.lineno)
+        for node in ast.walk(init):
+            at = sets.get(getattr(node, "attr", ""), [])
+            if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and \
+                    isinstance(node.value, ast.Name) and node.value.id == me and \
+                    node.lineno in lines and any(line > node.lineno for line in at) and \
+                    not any(line < node.lineno for line in at):
+                found.append((f"{me}.{node.attr}", node.lineno))
+    return found
+
+
 def names_bound(fixes: list) -> tuple[list, list[str]]:
     """The fixes whose new lines read only names bound at their line on every path (a
     parameter, a name assigned before in the function, a global or a builtin), and, for each
@@ -446,6 +473,13 @@ def names_bound(fixes: list) -> tuple[list, list[str]]:
                 reason = (f"the edit ({fix.computes}) reads `{name}` at its line {line}, "
                           "where that name is not yet bound on every path (it would raise "
                           "UnboundLocalError or NameError)")
+                break
+            unset = _set_later_in_init(tree, new_lines)
+            if unset:
+                name, line = unset[0]
+                reason = (f"the edit ({fix.computes}) reads `{name}` at its line {line}, in "
+                          "__init__ before the statement that first sets it (it would raise "
+                          "AttributeError)")
                 break
         if reason is None:
             kept.append(fix)

@@ -192,6 +192,40 @@ def test_an_edit_reading_a_name_before_it_is_bound_is_left_out(tmp_path):
     assert names_bound([fine])[0] == [fine]
 
 
+SET_IN_INIT = '''import torch
+
+
+class Head(torch.nn.Module):
+    def __init__(self, scale):
+        super().__init__()
+        self.scale = scale.exp()
+        self.bias = torch.zeros(2)
+'''
+
+
+def test_an_edit_reading_an_attribute_before_init_sets_it_is_left_out(tmp_path):
+    """``self.scale = self.scale.detach()`` put before ``__init__`` first sets ``self.scale``
+    would raise AttributeError: left out, with why; put after it, it is kept."""
+    import linecache
+
+    from autograd_lens.edit_guards import names_bound
+
+    script = tmp_path / "head.py"
+    script.write_text(SET_IN_INIT)
+    linecache.checkcache(str(script))
+    made = "        self.scale = scale.exp()"
+    number = SET_IN_INIT.splitlines().index(made) + 1
+    early = Fix("detached before", (Edit(str(script), number, made,
+                                          ("        self.scale = self.scale.detach()", made)),))
+    late = Fix("detached after", (Edit(str(script), number, made,
+                                       (made, "        self.scale = self.scale.detach()")),))
+    kept, why = names_bound([early, late])
+    assert kept == [late]
+    assert why == [f"the edit (detached before) reads `self.scale` at its line {number}, in "
+                   "__init__ before the statement that first sets it (it would raise "
+                   "AttributeError)"]
+
+
 IN_PROCESS = '''import torch
 import autograd_lens as al
 
