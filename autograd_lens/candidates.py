@@ -166,10 +166,14 @@ class _Walker:
             yield from self.closure(index, value, depth)
         elif made_state(value):
             # A distribution's lazily cached ``logits``: no line of the program assigns them; the
-            # program holds the graph through the object it made, and names that object.
+            # program holds the graph through the object it made, and names that object first,
+            # then the cached tensor itself (where the graph sits)
             for item in _attributes(value).values():
                 yield from self.value(index, path, item, depth + 1, origin, owner, "object",
                                       code, container)
+            for name, item in _attributes(value).items():
+                yield from self.value(index, f"{path}.{name}", item, depth + 1, "attribute",
+                                      value, form_of(item), code)
         elif _explorable(value):
             computed = _cached_parametrizations(value) if isinstance(value, torch.nn.Module) else {}
             for name, item in _attributes(value).items():

@@ -282,8 +282,9 @@ def _upstream_first(ranked: list[tuple[float, Candidate, Carrier]],
     for i in range(min(len(ranked), 6) - 1):
         for j in range(i + 1, min(len(ranked), 6)):
             upper, lower = ranked[i], ranked[j]
-            if upper[0] - lower[0] <= _CLOSE and lower[0] >= _SHOWN and view.below(upper[1].tensor.grad_fn,
-                                                            lower[1].tensor.grad_fn):
+            if upper[0] - lower[0] <= _CLOSE and lower[0] >= _SHOWN and \
+                    upper[1].tensor is not lower[1].tensor and \
+                    view.below(upper[1].tensor.grad_fn, lower[1].tensor.grad_fn):
                 ranked[i], ranked[j] = lower, upper
     return ranked
 
@@ -332,8 +333,23 @@ def rank_candidates(view: GraphView, frames: list[Any], calls: list[Call], inpla
     ranked.sort(key=lambda item: -item[0])
     ranked = _one_per_tensor(set_aside_copies(ranked, view, graph))
     ranked = entered_first(_upstream_first(ranked, view), calls, _SHOWN)
-    ranked = library_pass(ranked, view, graph, frames, Carrier, _SHOWN)
+    ranked = _object_first(library_pass(ranked, view, graph, frames, Carrier, _SHOWN))
     return ranked if write is not None else _where_graphs_meet(ranked, view, frames, latest)
+
+
+def _object_first(ranked: list[tuple[float, Candidate, Carrier]]) -> list:
+    """A distribution named as the program holds it (``prior``) comes right before the first of
+    its cached tensors (``prior.logits``), with that one's score."""
+    ranked = list(ranked)
+    for i, (score, found, carrier) in enumerate(ranked):
+        if found.form != "object":
+            continue
+        first = next((j for j, item in enumerate(ranked[:i])
+                      if item[1].path.startswith(found.path + ".")), None)
+        if first is not None:
+            ranked.insert(first, (ranked[first][0], found, carrier))
+            del ranked[i + 1]
+    return ranked
 
 
 def _kept_spent(unrelated: list[Candidate], view: GraphView, steps: list[Step],
@@ -366,12 +382,15 @@ def _where_graphs_meet(ranked: list[tuple[float, Candidate, Carrier]], view: Gra
 
 
 def _one_per_tensor(ranked: list[tuple[float, Candidate, Carrier]]) -> list:
-    """A tensor named several ways (an alias, a caller's variable) keeps its best name."""
-    seen: set[int] = set()
+    """A tensor named several ways (an alias, a caller's variable) keeps its best name; a
+    distribution's cached tensor keeps two: the distribution's (what the program made) and the
+    tensor's own (where the graph sits)."""
+    seen: set[tuple[int, bool]] = set()
     kept = []
     for item in ranked:
-        if id(item[1].tensor) not in seen:
-            seen.add(id(item[1].tensor))
+        key = (id(item[1].tensor), item[1].form == "object")
+        if key not in seen:
+            seen.add(key)
             kept.append(item)
     return kept
 

@@ -1,6 +1,6 @@
 """A distribution a policy builds once, in __init__, from its parameters: at the failure the
 program holds the freed graph only through the distribution (``policy.dist``), whose tensors no
-line of the program assigns. The command names the distribution, not its tensors, reads the
+line of the program assigns. The command names the distribution first, then its tensor, reads the
 situation as a value computed once and reused (the outside-the-loop page, not "updated with
 history"), and each read builds the distribution again, the sampling method's as well, an
 edit run before it is printed, training as a program written by hand that builds it in each
@@ -26,6 +26,8 @@ def test_the_distribution_is_named_where_it_was_made_and_where_it_enters(run):
     first = run["report"]["carriers"][0]
     assert (first["name"], first["line"]) == ("self.dist", marked(NAME, "made")), run["text"]
     assert entered(first) == ("policy.dist", marked(NAME, "read")), run["text"]
+    # then the cached tensor itself, where the graph sits
+    assert run["report"]["carriers"][1]["name"] == "policy.dist.scale", run["text"]
     assert run["report"]["pattern"] == "outside_loop", run["text"]
     assert run["report"]["page"].endswith("13_tensor_outside_loop.html"), run["text"]
 
