@@ -67,6 +67,9 @@ def _write_of(old: Write | None, evidence: dict) -> Write | None:
     names = found.get("names") or [w["name"] for w in evidence.get("written", [])]
     modules = found.get("module_names") or []
     by = modules[0] if found.get("module") and modules else ""  # the module's name
+    # the tensor as the write's statement names it (``identity`` of ``identity =
+    # self.act(identity)``, where ``x`` holds the same tensor too), else as first recorded
+    names = sorted(names, key=lambda n: not _names_in(n, found["user"]["text"]))
     name = names[0] if names else "" if by else _target(found["user"]["text"], found.get("op", ""))
     held_by_none = not names and "(" in name  # a result no name holds, written, as recorded
     same = old is not None and (old.file, old.line) == (user["file"], user["line"])
@@ -102,6 +105,11 @@ def _write_of(old: Write | None, evidence: dict) -> Write | None:
                  later_lines=tuple((w["file"], w["line"])
                                    for w in evidence.get("later_writes", [])),
                  shares=shares)
+
+
+def _names_in(name: str, text: str) -> bool:
+    """Whether ``text`` (a statement) reads or writes ``name`` as written."""
+    return re.search(r"(?<![\w.])" + re.escape(name) + r"(?![\w])", text) is not None
 
 
 def _user_line(site: dict | None) -> tuple[str, int] | tuple[()]:
