@@ -410,8 +410,11 @@ def _parallel(source: Source, scope: ast.AST, container: str) -> list[str]:
 def recompute_inside(case: Case) -> list[Fix]:
     """Outside the loop: compute it again at the top of the loop, or keep it as a constant;
     where the source shows neither, kept as a constant just after the statement the replay
-    recorded it was made by (:func:`_kept_where_made`)."""
-    return _recompute_inside(case) or _kept_where_made(case)
+    recorded it was made by (:func:`_kept_where_made`); an attribute computed once when its
+    object was built, stored as a constant there (:func:`detach_stored`)."""
+    attribute = bool(case.carriers) and case.carriers[0].origin == "attribute"
+    return _recompute_inside(case) or _kept_where_made(case) or \
+        (detach_stored(case) if attribute else [])
 
 
 def _kept_where_made(case: Case) -> list[Fix]:
