@@ -412,9 +412,19 @@ def recompute_inside(case: Case) -> list[Fix]:
     where the source shows neither, kept as a constant just after the statement the replay
     recorded it was made by (:func:`_kept_where_made`); an attribute computed once when its
     object was built, stored as a constant there (:func:`detach_stored`)."""
-    attribute = bool(case.carriers) and case.carriers[0].origin == "attribute"
+    attribute = bool(case.carriers) and case.carriers[0].origin == "attribute" and \
+        not _memo(case.carriers[0])  # (a memo is computed again when given None instead)
     return _recompute_inside(case) or _kept_where_made(case) or \
         (detach_stored(case) if attribute else [])
+
+
+def _memo(carrier: Any) -> bool:
+    """Whether the file computes ``carrier`` only when it is None (``if self.X is None:``)."""
+    source = Source.read(carrier.file)
+    return source is not None and any(
+        isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.Is)
+        and path_of(node.left) == carrier.name and isinstance(node.comparators[0], ast.Constant)
+        and node.comparators[0].value is None for node in ast.walk(source.tree))
 
 
 def _kept_where_made(case: Case) -> list[Fix]:
