@@ -41,6 +41,13 @@ def path_of(node: ast.AST) -> str | None:
     return reads.path_of(node, exact=True)
 
 
+def is_none_test(test: ast.AST, path: str) -> bool:
+    """Whether ``test`` is ``path is None`` (a memo's guard: ``if self._cache is None:``)."""
+    return isinstance(test, ast.Compare) and len(test.ops) == 1 and \
+        isinstance(test.ops[0], ast.Is) and path_of(test.left) == path and \
+        isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None
+
+
 def _same(a: str, b: str) -> bool:
     return a.replace("'", '"') == b.replace("'", '"')
 

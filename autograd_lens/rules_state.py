@@ -12,7 +12,7 @@ from typing import Any
 
 from .edit_guards import already_detached, bound_elsewhere, computed_once, differentiates, \
     from_inner_step, reads_kept_value, returned_after, snapshot
-from .edits import Plan, Source, path_of, targets
+from .edits import Plan, Source, is_none_test, path_of, targets
 from .backward_calls import backward_subject
 from .hook_lists import clear_before_forward
 from .same_role import passed_later, same_role
@@ -421,10 +421,8 @@ def recompute_inside(case: Case) -> list[Fix]:
 def _memo(carrier: Any) -> bool:
     """Whether the file computes ``carrier`` only when it is None (``if self.X is None:``)."""
     source = Source.read(carrier.file)
-    return source is not None and any(
-        isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.Is)
-        and path_of(node.left) == carrier.name and isinstance(node.comparators[0], ast.Constant)
-        and node.comparators[0].value is None for node in ast.walk(source.tree))
+    return source is not None and any(is_none_test(node, carrier.name)
+                                      for node in ast.walk(source.tree))
 
 
 def _kept_where_made(case: Case) -> list[Fix]:

@@ -23,7 +23,7 @@ import ast
 
 from .backward_calls import backward_subject
 from .held_names import held_in, recorded_names
-from .edits import Plan, Source
+from .edits import Plan, Source, is_none_test
 from .rules import BACKWARD, Fix, one_fix
 
 
@@ -63,7 +63,7 @@ def memo_cleared_after_backward(carrier: object, evidence: dict | None, freed: d
         return []
     source, memo = Source.read(getattr(carrier, "file", "")), None
     for node in ast.walk(source.tree) if source else ():
-        if isinstance(node, ast.If) and _is_none_test(node.test, name) and \
+        if isinstance(node, ast.If) and is_none_test(node.test, name) and \
                 any(name in _stored(s) for s in ast.walk(node)):
             memo = node
     here = {h["name"] for h in held_in(evidence)} | {
@@ -79,15 +79,6 @@ def memo_cleared_after_backward(carrier: object, evidence: dict | None, freed: d
     return one_fix(f"`{paths[0]}`, computed only when it is None, is given None right after the "
                    "backward: the next read computes it again, with a graph of its own, as "
                    "without the memo", plan)
-
-
-def _is_none_test(test: ast.expr, name: str) -> bool:
-    """Whether ``test`` is ``name is None``."""
-    from .edits import path_of
-
-    return isinstance(test, ast.Compare) and len(test.ops) == 1 and \
-        isinstance(test.ops[0], ast.Is) and path_of(test.left) == name and \
-        isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None
 
 
 def _stored(node: ast.AST) -> list[str]:
