@@ -23,7 +23,7 @@ import ast
 
 from .backward_calls import backward_subject
 from .held_names import held_in, recorded_names
-from .edits import Plan, Source, is_none_test
+from .edits import Plan, Source, is_none_test, targets
 from .rules import BACKWARD, Fix, one_fix
 
 
@@ -64,7 +64,7 @@ def memo_cleared_after_backward(carrier: object, evidence: dict | None, freed: d
     source, memo = Source.read(getattr(carrier, "file", "")), None
     for node in ast.walk(source.tree) if source else ():
         if isinstance(node, ast.If) and is_none_test(node.test, name) and \
-                any(name in _stored(s) for s in ast.walk(node)):
+                any(name in targets(s) for s in ast.walk(node)):
             memo = node
     here = {h["name"] for h in held_in(evidence)} | {
         h["name"] for h in recorded_names(evidence) if h.get("now") == failed[1]}
@@ -79,9 +79,3 @@ def memo_cleared_after_backward(carrier: object, evidence: dict | None, freed: d
     return one_fix(f"`{paths[0]}`, computed only when it is None, is given None right after the "
                    "backward: the next read computes it again, with a graph of its own, as "
                    "without the memo", plan)
-
-
-def _stored(node: ast.AST) -> list[str]:
-    from .edits import path_of
-
-    return [path_of(t) or "" for t in getattr(node, "targets", [])]
