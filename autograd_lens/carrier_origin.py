@@ -86,6 +86,21 @@ def got(carrier: Any, holders: list[dict]) -> Any:
             return _at_got(carrier, site, next(
                 (o["name"] for o in holders if o is not holder and o.get("number") ==
                  holder.get("number") and _stores(site, o["name"])), holder["name"]))
+        if site is not None and "." in carrier.name and not root.startswith("self.") and \
+                not _stores(site, carrier.name):
+            # named as the program wrote it: another attribute path of the same tensor, which
+            # the making statement stores (``viewpoint_cam.pose = ...`` for ``cams[0].pose``)
+            # or a later statement keeps (``sensor.offset = corrected``)
+            aliases = list(dict.fromkeys(
+                o["name"] for o in holders if "." in o["name"] and o["name"] != carrier.name and
+                o.get("number") == holder.get("number")))
+            stored = next((a for a in aliases if _stores(site, a)), None)
+            if stored is not None:
+                return _at_got(carrier, site, stored)
+            later = [found for found in (_at_got(carrier, site, a) for a in aliases)
+                     if found.kept is not None]
+            if len(later) == 1:
+                return later[0]
         if site is not None and "." in root and "[" not in carrier.name:
             # an attribute that no method of its object made: the function that made its node
             # gave it the attribute's own name there (``w2c = ...``, later kept as ``scene.w2c``)

@@ -11,7 +11,9 @@
   it: its number and line, ``same_roots``: whether it started from the roots the failing
   call starts from, the same loss backwarded twice, and ``nested``: whether it was run by a
   backward call already running, as a custom Function's backward runs one); ``freed_nodes``: the sequence numbers of every node of the failing
-  graph whose saved tensors were freed;
+  graph whose saved tensors were freed; ``entered``: the user's statements that made, after
+  that call, a node of the failing graph whose input is a node made before it (where a value
+  kept from before enters this step);
 * ``write`` (the in-place error): the first write of the saved tensor after the node saved it,
   with its line in the user's code, the call chain and the library line under it, and the
   ``backward_calls`` and ``steps`` that lay between the save and the write (and ``in_step``:
@@ -63,6 +65,7 @@ from .writes import _parsed, stale_nodes
 
 _ITEMS = 200  # entries of one container looked at
 _NAMES = 5000  # names looked at in all
+_ENTERED = 8  # statements where old values enter, listed
 
 
 def _built(log: Log, number: int) -> dict | None:
@@ -458,6 +461,7 @@ def evidence(log: Log, error: BaseException, outputs: Any, site: int, frame: Any
             kept = dict(log.roots).get(freeing["number"])
             freeing["same_roots"] = kept is not None and set(kept) == set(roots)
         found["freed_nodes"] = sorted(n._sequence_nr() for n, _ in stale)
+        found["entered"] = _entered(log, order, freeing)
         if roots:  # the failing call's own loss: made before the freeing call ran, or after
             own = _own_loss(log, roots[0], found["at"])
             first = own._sequence_nr()
@@ -492,6 +496,31 @@ def evidence(log: Log, error: BaseException, outputs: Any, site: int, frame: Any
     if found["write"] is not None and found["write"]["weight"]:
         found["write"]["parameter"] = _parameter_path(frame, write[1])
     return found
+
+
+def _entered(log: Log, order: list[Any], freeing: dict | None) -> list[dict]:
+    """Where values made before the call that freed the graph enter the failing call's graph:
+    the user's statements that made, after that call, a node whose input is a node made
+    before it (``start = track.pose.inverse()``, reading a pose kept from an earlier step)."""
+    if not freeing or not freeing.get("number"):
+        return []
+    calls: dict[int, Any] = {}
+
+    def made_after(node: Any) -> bool | None:  # None: not recorded (a leaf's accumulator)
+        number = node._sequence_nr()
+        if number not in calls:
+            built = None if node_name(node) == "AccumulateGrad" else _built(log, number)
+            calls[number] = None if built is None else built["backward_calls"] >= \
+                freeing["number"]
+        return calls[number]
+
+    found: dict[tuple, dict] = {}
+    for node in order:
+        if made_after(node) and any(made_after(child) is False for child in children(node)):
+            site = (_built(log, node._sequence_nr()) or {}).get("user")
+            if site is not None:
+                found.setdefault((site["file"], site["line"]), site)
+    return list(found.values())[:_ENTERED]
 
 
 def _own_loss(log: Log, root: Any, at: dict | None) -> Any:

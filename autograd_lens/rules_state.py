@@ -7,6 +7,7 @@ returns.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import re
 from typing import Any
 
@@ -39,6 +40,10 @@ def detach_state(case: Case, note: str = _TBPTT) -> list[Fix]:
     statement = source.statement_at(carrier.line) if source else None
     if statement is None:
         return []
+    picked = _picked_alias(source, statement, carrier)
+    if picked:  # ``sensor = sensors[step % 2]``: the state detached as the step picks it
+        return one_fix(note, Plan(source).after(statement.end_lineno, *detach_lines(
+            source, picked, carrier.form, source.indent(statement.lineno))))
     path = source.as_written(statement, carrier.name)  # states["north"] read as states[name]
     weights = entry_of(path)
     if weights and differentiated(source, source.scope_at(statement.lineno), weights):
@@ -77,6 +82,22 @@ def detach_state(case: Case, note: str = _TBPTT) -> list[Fix]:
     return _fixes(roles, kept, note, carrier, source, statement, at, lines) + \
         (_fill_while_training(source, fill, path) if kept else []) + \
         (_read_detached(source, statement, path) if "." in path and not roles else [])
+
+
+def _picked_alias(source: Source, statement: ast.stmt, carrier: Any) -> str:
+    """The name the recording gives the carrier (``sensor.offset`` for ``sensors[0].offset``)
+    when the statement where it enters binds that name's object from the carrier's container
+    (``sensor = sensors[step % 2]``): each step's object, whichever entry it is; else ""."""
+    alias, name = carrier.shown, carrier.name
+    if not alias or "[" in alias or "." not in alias or "[" not in name or \
+            not isinstance(statement, ast.Assign) or len(statement.targets) != 1:
+        return ""
+    bound = alias.rsplit(".", 1)[0]
+    container = name.split("[")[0]
+    value = statement.value
+    return alias if targets(statement) == [bound] and isinstance(value, ast.Subscript) and \
+        path_of(value.value) == container and \
+        alias.rsplit(".", 1)[1] == name.rsplit(".", 1)[-1] else ""
 
 
 def _read_detached(source: Source, statement: ast.stmt, path: str) -> list[Fix]:
@@ -261,6 +282,11 @@ def detach_stored(case: Case) -> list[Fix]:
         return []
     stores = [s for s in source.stores(source.scope_at(carrier.line), carrier.name)
               if s.lineno >= carrier.line]
+    if not stores and carrier.shown and "[" not in carrier.shown:  # stored under the name the
+        # recorded statement gives it (``viewpoint_cam.pose = ...`` for ``cams[0].pose``)
+        carrier = dataclasses.replace(carrier, name=carrier.shown)
+        stores = [s for s in source.stores(source.scope_at(carrier.line), carrier.name)
+                  if s.lineno >= carrier.line]
     if not stores:
         return detach_state(case, _CONSTANT)
     plan, scope = Plan(source), source.scope_at(carrier.line)
