@@ -482,9 +482,13 @@ def _made_up_front(carrier: Any) -> tuple | None:
     statement = source.statement_at(got["line"]) if source else None
     name = carrier.shown or carrier.name
     if statement is None or source.loop_of(statement) is not None or \
-            not isinstance(statement, ast.Assign) or len(statement.targets) != 1 or \
-            not isinstance(statement.targets[0], ast.Name) or \
-            re.match(rf"{statement.targets[0].id}(?![\w])", name) is None:
+            not isinstance(statement, ast.Assign) or len(statement.targets) != 1:
+        return None
+    target = statement.targets[0]  # a name, or one of a tuple's (``out, hidden = rnn(x)``)
+    names = [target] if isinstance(target, ast.Name) else \
+        [t for t in target.elts if isinstance(t, ast.Name)] \
+        if isinstance(target, (ast.Tuple, ast.List)) else []
+    if not any(re.match(rf"{n.id}(?![\w])", name) for n in names):
         return None  # (the name it assigns, or a path into what it holds: ``data.feats["x"]``)
     form = "list" if carrier.name.startswith(name + "[") and \
         isinstance(statement.value, (ast.List, ast.ListComp)) else \
