@@ -242,7 +242,22 @@ def _running(frames: list[dict], holder: dict) -> dict | None:
                  (not holder.get("file") or f["file"] == holder["file"])), None)
 
 
+def _entry_written_at(site: dict, name: str) -> str:
+    """The target as the statement at ``site`` writes it when it stores the entry ``name``
+    (``self.ab["cpu"]``) under a key it computes (``self.ab[device_key] = ...``), else ""."""
+    from .edits import Source
+
+    source = Source.read(site["file"]) if "[" in name else None
+    made = source.statement_at(site["line"]) if source else None
+    if made is None:
+        return ""
+    written = [text for statement, text in _entry_stores(source.scope_at(made.lineno), source,
+                                                         name) if statement is made]
+    return written[0] if len(written) == 1 and written[0] != name else ""
+
+
 def _at_got(carrier: Any, site: dict, shown: str) -> Any:
+    shown = _entry_written_at(site, shown) or shown
     found = kept(dataclasses.replace(carrier, got=site,
                                      shown=shown if shown != carrier.name else ""))
     if found.kept is None and \

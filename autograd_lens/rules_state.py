@@ -40,6 +40,8 @@ def detach_state(case: Case, note: str = _TBPTT) -> list[Fix]:
     statement = source.statement_at(carrier.line) if source else None
     if statement is None:
         return []
+    if isinstance(statement, ast.If) and _fill_test(source, statement.test, carrier.name):
+        return _fill_while_training(source, statement, carrier.name)  # it enters at the guard
     picked = _picked_alias(source, statement, carrier)
     if picked:  # ``sensor = sensors[step % 2]``: the state detached as the step picks it
         return one_fix(note, Plan(source).after(statement.end_lineno, *detach_lines(
@@ -140,9 +142,7 @@ def _fill_while_training(source: Source, fill: ast.stmt, path: str) -> list[Fix]
     records a graph, so each call's value has its own graph and what it is computed from still
     trains; kept across calls only where no graph is recorded (under ``torch.no_grad()``)."""
     test = getattr(fill, "test", None)
-    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and
-            isinstance(test.ops[0], ast.Is) and isinstance(test.comparators[0], ast.Constant) and
-            test.comparators[0].value is None and source.segment(test.left) == path):
+    if not _fill_test(source, test, path):
         return []
     if not any(isinstance(node, ast.Import) and any(a.name == "torch" and a.asname is None
                                                     for a in node.names)
@@ -151,7 +151,20 @@ def _fill_while_training(source: Source, fill: ast.stmt, path: str) -> list[Fix]
     return one_fix("the cached value is computed again in every call that records a graph, so "
                    "what it is computed from still trains; it is kept across calls only under "
                    "torch.no_grad()",
-                   Plan(source).replace_span(test, f"{path} is None or torch.is_grad_enabled()"))
+                   Plan(source).replace_span(
+                       test, f"{source.segment(test)} or torch.is_grad_enabled()"))
+
+
+def _fill_test(source: Source, test: Any, path: str) -> bool:
+    """Whether ``test`` is a cache's guard for ``path``: ``path is None``, or, for an entry
+    (``self.ab["cpu"]``), its key missing from the container (``key not in self.ab``)."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return False
+    if isinstance(test.ops[0], ast.Is):
+        return isinstance(test.comparators[0], ast.Constant) and \
+            test.comparators[0].value is None and source.segment(test.left) == path
+    return isinstance(test.ops[0], ast.NotIn) and "[" in path and \
+        source.segment(test.comparators[0]) == path.split("[")[0]
 
 
 def _bound_inside(statement: ast.stmt, path: str) -> bool:
