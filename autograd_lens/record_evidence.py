@@ -312,9 +312,11 @@ def _inside(value: Any) -> Iterator[tuple[str, Any]]:
         for key, item in list(value._parameters.items()) + list(value._buffers.items()) + \
                 list(value._modules.items()):
             yield f".{key}", item
-        for key, item in vars(value).items():
-            if not key.startswith("_") and (isinstance(item, (torch.Tensor, list, tuple, dict))
-                                            or made_state(item) or _program_object(item)):
+        for key, item in vars(value).items():  # (a private one: a tensor or an object of
+            # the program's, ``self._cache``; the module's own dicts of hooks are not)
+            if (isinstance(item, torch.Tensor) or _program_object(item)) or \
+                    not key.startswith("_") and (isinstance(item, (list, tuple, dict)) or
+                                                 made_state(item)):
                 yield f".{key}", item
     elif own_attributes(value) and not isinstance(value, torch.Tensor) and (
             _program_object(value)

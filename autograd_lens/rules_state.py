@@ -301,7 +301,7 @@ def detach_stored(case: Case) -> list[Fix]:
         stores = [s for s in source.stores(source.scope_at(carrier.line), carrier.name)
                   if s.lineno >= carrier.line]
     if not stores:
-        return detach_state(case, _CONSTANT)
+        return detach_state(case, _CONSTANT) + _detached_where_made(case)
     plan, scope = Plan(source), source.scope_at(carrier.line)
     for other in _kept_with(case, carrier, source):  # running_mean and running_var: both
         # after the function's last store of it: the reads between its stores (a membrane
@@ -316,6 +316,33 @@ def detach_stored(case: Case) -> list[Fix]:
     return one_fix("the attribute keeps its running value without a graph: each call that "
                    "reads it takes it in as a constant, so no gradient flows through it from one "
                    "call into the next", plan)
+
+
+def _detached_where_made(case: Case) -> list[Fix]:
+    """Attributes another function stores (a cache a property fills): each stored without its
+    graph just after the statement the replay recorded storing it (``got``), for the first
+    carrier and every other one stored in the same function (a mean and a covariance cache
+    filled together)."""
+    first = case.carriers[0] if case.carriers else None
+    source = Source.read(first.got["file"]) if first is not None and first.got else None
+    if source is None:
+        return []
+    scope = source.scope_at(first.got["line"])
+    plan, done = Plan(source), set()
+    for carrier in case.carriers:
+        got, name = carrier.got, carrier.shown or carrier.name
+        statement = source.statement_at(got["line"]) if got and got["file"] == source.file \
+            else None
+        if statement is None or name in done or "." not in name or "[" in name or \
+                source.scope_at(statement.lineno) is not scope or \
+                name not in targets(statement):
+            continue
+        lines = detach_lines(source, name, carrier.form, source.indent(statement.lineno))
+        if lines:
+            plan.after(statement.end_lineno, *lines)
+            done.add(name)
+    return one_fix("each kept value is stored without its graph where it is made: every call "
+                   "that reads it takes it in as a constant", plan if done else None)
 
 
 def _kept_with(case: Case, carrier: Any, source: Source) -> list[Any]:
