@@ -64,6 +64,12 @@ def held_as(name: str, recorded: str) -> bool:
     return name == recorded or (name.startswith("self.") and recorded.endswith(name[4:]))
 
 
+def holds_freed(carrier: Any, evidence: dict) -> bool:
+    """Whether the recording shows the carrier's name holding a freed node, or one the call
+    that freed the graph went through."""
+    return _rank(carrier, recorded_names(evidence), set(evidence.get("freed_nodes") or ())) == 0
+
+
 def _rank(carrier: Any, holders: list[dict], freed: set) -> int:
     """0: held with a freed node or one the freeing call went through; 1: held with a later
     node only; 2: not listed by the recording."""

@@ -37,7 +37,7 @@ from typing import Any
 from .across_step import stale_carriers
 from .carrier_origin import got, in_turn
 from .held_names import (as_container, by_recording, function_of, held_as, held_in,
-                         recorded_names)
+                         holds_freed, recorded_names)
 from .old_graph import said
 from .places import place
 from .report import PATTERNS
@@ -203,9 +203,8 @@ def amend(finding: Any, evidence: dict | None, why_not: str = "") -> Any:
         changes["carriers"] = _once([as_container(got(c, holders), holders) for c in by_recording(
             holding_itself(carriers, evidence, freed) + list(carriers), evidence)])
         if freed is not None:
-            changes["carriers"] = [_kept_made_after(_made_after(c, evidence, freed), evidence,
-                                                    freed) for c in changes["carriers"]]
-        changes["carriers"] = _entering_first(changes["carriers"], evidence)
+            changes["carriers"] = [_made_after(c, evidence, freed) for c in changes["carriers"]]
+            changes["carriers"] = _entering_first(changes["carriers"], evidence, freed)
         key = finding.pattern.key if finding.pattern else ""
         if is_second_loss(evidence) and changes["carriers"] and key != "gan_discriminator" \
                 and finding.situation != "12_gan_discriminator":  # a GAN's own page stands
@@ -239,7 +238,8 @@ def amend(finding: Any, evidence: dict | None, why_not: str = "") -> Any:
         elif key == "growing_buffer" and not finding.situation and changes["carriers"] and \
                 _made_before_training(changes["carriers"][0], evidence):
             changes["pattern"] = PATTERNS["outside_loop"]  # made once, up front: no buffer grew
-        elif key == "outside_loop" and changes["carriers"] and _made_in_an_earlier_pass(evidence):
+        elif key == "outside_loop" and changes["carriers"] and \
+                _made_in_an_earlier_pass(changes["carriers"][0], evidence):
             # made by the loop itself, not before it: a value one pass kept for the next
             changes["pattern"] = PATTERNS["module_state" if changes["carriers"][0].origin ==
                                           "attribute" else "kept_value"]
@@ -393,38 +393,60 @@ def _first_run_of_the_failing_call(carrier: Any, evidence: dict) -> bool:
         (at["file"], at.get("qualname", at["function"]))
 
 
-def _entering_first(carriers: list, evidence: dict) -> list:
-    """``carriers`` with those that a statement where the recording shows an older value enter
-    the failing graph reads (``start = track.pose.inverse()``) first: a value kept from before,
-    not one this step made from it (``track.view``, computed from the new pose)."""
+def _read_where_entered(carrier: Any, evidence: dict) -> bool:
+    """Whether a statement where the recording shows an older value entering the failing graph
+    reads the carrier (by its name or the name the recording gives it)."""
     from .edits import Source
 
-    def read_there(carrier: Any) -> bool:
-        for site in evidence.get("entered") or ():
-            source = Source.read(site["file"])
-            statement = source.statement_at(site["line"]) if source else None
-            if statement is not None and any(source.reads(statement, name) for name in
-                                             {carrier.name, carrier.shown} - {""}):
-                return True
-        return False
+    for site in evidence.get("entered") or ():
+        source = Source.read(site["file"])
+        statement = source.statement_at(site["line"]) if source else None
+        if statement is not None and any(source.reads(statement, name) for name in
+                                         {carrier.name, carrier.shown} - {""}):
+            return True
+    return False
 
-    read = [read_there(c) for c in carriers]
+
+def _entering_first(carriers: list, evidence: dict, freed: dict) -> list:
+    """``carriers`` with those that a statement where the recording shows an older value enter
+    the failing graph reads (``start = track.pose.inverse()``) first; a name that no such
+    statement reads, which the recording shows given, where the report gives it, a tensor made
+    after the call that freed the graph (``track.view``, computed in this step from the new
+    pose), is left out: it did not bring the old graph in."""
+    if any(holds_freed(c, evidence) for c in carriers):
+        return carriers  # the recording names the holder of a freed node: it stands first
+    read = [_read_where_entered(c, evidence) for c in carriers]
     if not any(read) or all(read):
         return carriers
-    return [c for c, r in zip(carriers, read) if r] + [c for c, r in zip(carriers, read) if not r]
+    return [c for c, r in zip(carriers, read) if r] + \
+        [c for c, r in zip(carriers, read) if not r and not _made_after_freeing(c, evidence, freed)]
 
 
-def _made_in_an_earlier_pass(evidence: dict) -> bool:
+def _made_after_freeing(carrier: Any, evidence: dict, freed: dict) -> bool:
+    """Whether the recording shows the tensor the carrier's name holds made, by the statement
+    the report gives it at, after the call that freed the graph."""
+    made = carrier.got
+    names = {carrier.name, carrier.shown} - {""}
+    return made is not None and any(
+        h["name"] in names and (h.get("backward_calls") or 0) >= freed["number"] and
+        (h.get("built") or {}).get("line") == made["line"]
+        for h in evidence.get("holders", []))
+
+
+def _made_in_an_earlier_pass(carrier: Any, evidence: dict) -> bool:
     """Whether the recording shows the node whose saved tensors were freed made, before the
     call that freed them, by a statement of the innermost loop that runs the failing call (a
-    frame of the call chain that made it runs that loop's body): a value of an earlier pass
-    of that loop, kept into this one, not a tensor computed once before the loop."""
+    frame of the call chain that made it runs that loop's body), and the carrier given at a
+    statement of that loop too: a value of an earlier pass of that loop, kept into this one,
+    not a tensor computed once before the loop (nor one made before it that computes a part
+    lazily on its first use in the loop, as a distribution its logits)."""
     from .edits import Source
 
     node, at = evidence.get("node") or {}, evidence.get("at") or {}
     built, freed = node.get("built") or {}, node.get("freed_by") or {}
     if not built.get("user") or not at.get("line") or not freed.get("number") or \
-            built.get("backward_calls") is None or built["backward_calls"] >= freed["number"]:
+            built.get("backward_calls") is None or built["backward_calls"] >= freed["number"] or \
+            not carrier.got:
         return False
     source = Source.read(at["file"])
     failing = source.statement_at(at["line"]) if source else None
@@ -432,9 +454,13 @@ def _made_in_an_earlier_pass(evidence: dict) -> bool:
     if loop is None:
         return False
     scope = source.scope_at(loop.lineno)
-    return any(frame["file"] == at["file"] and loop.lineno < frame["line"] <= loop.end_lineno
-               and source.scope_at(frame["line"]) is scope
-               for frame in [built["user"], *built.get("chain", [])])
+
+    def in_loop(frame: dict) -> bool:
+        return frame["file"] == at["file"] and loop.lineno < frame["line"] <= loop.end_lineno \
+            and source.scope_at(frame["line"]) is scope
+
+    return in_loop(carrier.got) and any(in_loop(frame) for frame in
+                                        [built["user"], *built.get("chain", [])])
 
 
 def _kept_before_loop(carrier: Any, evidence: dict) -> bool:
@@ -546,26 +572,6 @@ def _made_after(carrier: Any, evidence: dict, freed: dict) -> Any:
              carrier.function and (h.get("backward_calls") or 0) >= freed["number"]]
     return dataclasses.replace(carrier, why=carrier.why.replace(
         _READ_FIRST, "is computed in this step from ")) if later else carrier
-
-
-_KEPT_EARLIER = ("is kept on an object and read here before it is assigned, so the value that "
-                 "comes in was made earlier, and its graph reaches ")
-
-
-def _kept_made_after(carrier: Any, evidence: dict, freed: dict) -> Any:
-    """A carrier said to be kept on an object from earlier, where the recording shows the
-    tensor it holds made after the call that freed the graph, by the statement it is given
-    at: made in this step, from a value that holds the old graph."""
-    made = carrier.got
-    if _KEPT_EARLIER not in carrier.why or made is None:
-        return carrier
-    names = {carrier.name, carrier.shown} - {""}
-    later = [h for h in evidence.get("holders", []) if (h.get("backward_calls") or 0) >=
-             freed["number"] and (h.get("built") or {}).get("line") == made["line"] and
-             any(held_as(n, h["name"]) for n in names)]
-    return dataclasses.replace(carrier, why=carrier.why.replace(_KEPT_EARLIER, (
-        "is kept on an object and read here; the recording shows its value made after the "
-        "backward that freed the graph, from a value whose graph reaches "))) if later else carrier
 
 
 def _library_line(write: dict) -> list[str]:

@@ -319,10 +319,10 @@ def detach_stored(case: Case) -> list[Fix]:
 
 
 def _detached_where_made(case: Case) -> list[Fix]:
-    """Attributes another function stores (a cache a property fills): each stored without its
-    graph just after the statement the replay recorded storing it (``got``), for the first
-    carrier and every other one stored in the same function (a mean and a covariance cache
-    filled together)."""
+    """Attributes another function stores when empty (a cache a property fills): each stored
+    without its graph just after the statement the replay recorded storing it (``got``), for
+    the first carrier and every other one stored in the same function (a mean and a covariance
+    cache filled together)."""
     first = case.carriers[0] if case.carriers else None
     source = Source.read(first.got["file"]) if first is not None and first.got else None
     if source is None:
@@ -335,7 +335,7 @@ def _detached_where_made(case: Case) -> list[Fix]:
             else None
         if statement is None or name in done or "." not in name or "[" in name or \
                 source.scope_at(statement.lineno) is not scope or \
-                name not in targets(statement):
+                name not in targets(statement) or not _filled_when_empty(source, statement):
             continue
         lines = detach_lines(source, name, carrier.form, source.indent(statement.lineno))
         if lines:
@@ -343,6 +343,14 @@ def _detached_where_made(case: Case) -> list[Fix]:
             done.add(name)
     return one_fix("each kept value is stored without its graph where it is made: every call "
                    "that reads it takes it in as a constant", plan if done else None)
+
+
+def _filled_when_empty(source: Source, statement: ast.stmt) -> bool:
+    """Whether ``statement`` runs under an ``if`` of its function (a cache filled when empty,
+    ``if self._alpha is None:``), not on every call or once in a constructor."""
+    scope = source.scope_at(statement.lineno)
+    return any(isinstance(node, ast.If) and node.lineno < statement.lineno <= node.end_lineno
+               for node in source.statements(scope))
 
 
 def _kept_with(case: Case, carrier: Any, source: Source) -> list[Any]:
