@@ -320,19 +320,22 @@ def _overwrites(statement: ast.stmt, name: str) -> bool:
 
 
 def _first_of_run(source: Source, statement: ast.stmt, name: str) -> ast.stmt:
-    """The first of the in-place calls on ``name`` (``state.detach_()``) that come right
-    before ``statement`` in its block, else ``statement``: the copy goes before them all, so
-    none of them changes the tensor a node saved."""
+    """The first of the in-place calls on ``name`` (``state.detach_()``) that come before
+    ``statement`` in its block, with only statements that do not name ``name`` between them
+    (``new = torch.exp(-mu)``), else ``statement``: the copy goes before them all, so none of
+    them changes the tensor a node saved."""
     siblings = next((block for node in ast.walk(source.tree)
                      for block in (getattr(node, f, None) for f in ("body", "orelse"))
                      if isinstance(block, list) and statement in block), [])
     first = statement
     for before in reversed(siblings[:siblings.index(statement)] if siblings else []):
         call = before.value if isinstance(before, ast.Expr) else None
-        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and
-                path_of(call.func.value) == name and call.func.attr.endswith("_")):
-            break
-        first = before
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and \
+                path_of(call.func.value) == name and call.func.attr.endswith("_"):
+            first = before
+        elif any(path_of(n) == name for n in ast.walk(before)) or \
+                not isinstance(before, _SIMPLE):
+            break  # (a statement that reads or binds it, or a block: the run ends)
     return first
 
 
