@@ -32,6 +32,7 @@ See :mod:`autograd_lens.rules` for what a rule reads and returns.
 from __future__ import annotations
 
 import ast
+import re
 from typing import Any
 
 import torch
@@ -250,6 +251,9 @@ def _copy_before(source: Source, statement: ast.stmt, name: str) -> list[Fix]:
 
 
 def _copy_at(source: Source, statement: ast.stmt, name: str) -> list[Fix]:
+    hoisted = _value_first(source, statement, name)
+    if hoisted:
+        return hoisted
     plan, indent = Plan(source), source.indent(statement.lineno)
     first = _first_of_run(source, statement, name)
     if _overwrites(first, name):  # nothing of the old value's history reaches the result
@@ -261,6 +265,27 @@ def _copy_at(source: Source, statement: ast.stmt, name: str) -> list[Fix]:
     plan.before(first.lineno, f"{indent}{name} = {name}.clone()")
     return one_fix("the write goes into a copy made just before it, so the node keeps the "
                    "tensor it saved, unchanged", plan)
+
+
+def _value_first(source: Source, statement: ast.stmt, name: str) -> list[Fix]:
+    """A write into a part of ``name`` whose value reads ``name`` (``h[i] = cell(x, h[i])``:
+    a node of the value saves the part it reads, which the write then changes): the value is
+    computed first, into a name of its own, then written into a copy of ``name``."""
+    if not isinstance(statement, ast.Assign) or len(statement.targets) != 1:
+        return []
+    target = statement.targets[0]
+    if not (isinstance(target, ast.Subscript) and path_of(target.value) == name and
+            target.lineno == target.end_lineno and source.reads(statement.value, name)):
+        return []
+    fresh = "new_" + re.sub(r"\W+", "_", name).strip("_")
+    if re.search(rf"\b{fresh}\b", "".join(source.lines)):
+        return []  # (a name the program uses already)
+    indent = source.indent(statement.lineno)
+    plan = Plan(source).replace_span(target, fresh)
+    plan.after(statement.end_lineno, f"{indent}{name} = {name}.clone()",
+               f"{indent}{source.segment(target)} = {fresh}")
+    return one_fix("the value is computed first, from the tensor as the nodes saved it; then it "
+                   "is written into a copy, so no node's saved tensor changes", plan)
 
 
 def _read_only_by_writes(source: Source, loop: ast.stmt, name: str) -> bool:
