@@ -426,6 +426,7 @@ def _not_in_place(source: Source, statement: ast.stmt, maker: str) -> list[Fix]:
     """The write ran inside a library call made with ``inplace=True``: that keyword made
     ``False``, in the call on the write's line (``F.relu(x, inplace=True)``), else where the
     program makes modules of the class whose forward wrote (``nn.ReLU(inplace=True)``), else
+    where it makes a class it looks up by name (``getattr(nn, name)(inplace=True)``), else
     the default ``True`` of the parameter passed on as that keyword (``inplace=inplace``), or
     in a dict passed on as keywords (``**{"inplace": inplace}``), else where the program sets a module's flag to ``True`` after making it (``m.inplace = True``)."""
     def in_place(call: ast.Call) -> ast.keyword | None:
@@ -436,6 +437,11 @@ def _not_in_place(source: Source, statement: ast.stmt, maker: str) -> list[Fix]:
     if not here and maker:
         here = [k for n in ast.walk(source.tree) if isinstance(n, ast.Call) and
                 (path_of(n.func) or "").split(".")[-1] == maker for k in [in_place(n)] if k]
+    if not here and maker:  # a class the program looks up by name, made with the keyword
+        # (``getattr(nn, activation)(inplace=True)``)
+        here = [k for n in ast.walk(source.tree) if isinstance(n, ast.Call) and
+                isinstance(n.func, ast.Call) and path_of(n.func.func) == "getattr"
+                for k in [in_place(n)] if k]
     if not here and maker:  # ``inplace=inplace``: a parameter of the function that makes it,
         # whose default is True (``def __init__(self, ..., inplace=True)``)
         here = [d for n in ast.walk(source.tree) if isinstance(n, ast.Call) and
