@@ -129,6 +129,27 @@ def _stem(text: str) -> str:
         text.replace("_", "").lower()
 
 
+def _built_after_the_step(carrier: Any, evidence: dict) -> Any:
+    """A carrier said to be built before the optimizer step that wrote the saved weight, where
+    the recording shows its tensor built at that line after that step, and the node that saved
+    the weight built before it: built from a value made before the step."""
+    write, node = evidence.get("write") or {}, evidence.get("node") or {}
+    step, built = write.get("in_step"), (node.get("built") or {}).get("steps")
+    start = carrier.why.find("is built here, before `")
+    if start < 0 or step is None or built is None or built >= step:
+        return carrier
+    after = [h for h in evidence.get("holders", []) if h["name"] == carrier.name and
+             h.get("built") and (h.get("steps") or 0) >= step and
+             any((f["file"], f["line"]) == (carrier.file, carrier.line)
+                 for f in [h["built"], *h.get("callers", [])])]
+    if not after:
+        return carrier
+    text = carrier.why[start + len("is built here, before "):].split(" changed in place")[0]
+    return dataclasses.replace(carrier, why=(
+        f"is built here, after {text} ran, from a value made before it (recorded): that step "
+        "changed in place a weight the value's graph saved"))
+
+
 def _unstepped(carrier: Any, write: Write | None, node: str) -> Any:
     """A carrier the first run said was built before an optimizer step that changed a weight
     its graph saved, where the recording shows no step did: said by what it holds."""
@@ -179,7 +200,7 @@ def amend(finding: Any, evidence: dict | None, why_not: str = "") -> Any:
             carriers = [dataclasses.replace(c, write=write) if c.write is not None and
                         c.write.how == "step" else c for c in carriers]
             carriers = stale_carriers(carriers, evidence, got)  # made before it, as recorded
-        carriers = [_unlooped(c) for c in carriers]
+        carriers = [_unlooped(_built_after_the_step(c, evidence)) for c in carriers]
         unstepped = (write is not None and write.how == "op") or \
             (write is None and not evidence.get("steps_before"))  # no step wrote it
         if unstepped:

@@ -21,9 +21,8 @@ the edit) and holds it to the report's ``recorded`` evidence:
 * "the loss of backward call N was computed from it ... before the failing loss (computed
   earlier, from the same forward)": call N freed the graph, and the failing loss was recorded
   built before it ran, and not gone through by it;
-* a carrier said to bring in a value "made earlier", or one "made after the backward that freed
-  the graph": the recording shows the node its name holds made, at the line given, before or
-  after the call that freed the graph;
+* a carrier "built here, before" the step that wrote the saved weight: the recording does not
+  show the tensor its name holds built through that line after that step;
 * "the optimizer step between them changed no weight the later loss reaches (recorded)", in an
   edit's text too: a step ran after the freeing call, and the recording shows none of the
   failing graph's weights written by a step since.
@@ -92,35 +91,7 @@ def unsupported(text: str, report: dict) -> list[str]:
                 r"node was made by `([^`]+)` at ([\w.]+):(\d+) \(recorded in a replay\)", line):
             if (file, int(where), text_) not in made:
                 wrong.append(f"no node of a holder was recorded made at {file}:{where}: {line}")
-    return wrong + _second_loss(text, recorded) + _kept_from_earlier(text, recorded)
-
-
-_CARRIER = re.compile(r"^  (\S+)  ([\w.]+):(\d+) in [^:]+: (.*)$")
-
-
-def _kept_from_earlier(text: str, recorded: dict) -> list[str]:
-    """A carrier said to bring in a value "made earlier" (kept from before), or "made after the
-    backward that freed the graph": held to when the recording shows the node of the tensor its
-    name holds made, at the line the carrier is given at (after the call that freed the graph
-    or before it)."""
-    freed = ((recorded.get("node") or {}).get("freed_by") or {}).get("number")
-    if freed is None:
-        return []
-    wrong = []
-    for line in diagnosis(text):
-        found = _CARRIER.match(line)
-        if not found:
-            continue
-        name, file, where, why = found.groups()
-        made = [h["backward_calls"] >= freed for h in recorded.get("holders", [])
-                if h["name"] == name and h.get("built") and h.get("backward_calls") is not None
-                and (Path(h["built"]["file"]).name, h["built"]["line"]) == (file, int(where))]
-        if "the value that comes in was made earlier" in why and made and all(made):
-            wrong.append(f"`{name}` was recorded made after the freeing call: {line}")
-        if "its value made after the backward that freed the graph" in why and \
-                not any(made):
-            wrong.append(f"`{name}` was not recorded made after the freeing call: {line}")
-    return wrong
+    return wrong + _second_loss(text, recorded) + _built_before_the_step(text, recorded)
 
 
 def _second_loss(text: str, recorded: dict) -> list[str]:
@@ -151,3 +122,27 @@ def _made(recorded: dict) -> set[tuple[str, int, str]]:
     return {(Path(f["file"]).name, f["line"], f.get("text", ""))
             for h in recorded.get("holders", []) + recorded.get("carrying", [])
             for f in [h.get("built") or {}, *h.get("callers", [])] if f.get("file")}
+
+
+_CARRIER = re.compile(r"^  (\S+)  ([\w.]+):(\d+) in [^:]+: (.*)$")
+
+
+def _built_before_the_step(text: str, recorded: dict) -> list[str]:
+    """A carrier said to be "built here, before" the step that wrote the saved weight: not
+    where the recording shows the tensor its name holds built through that line after that
+    step."""
+    step = (recorded.get("write") or {}).get("in_step")
+    if step is None:
+        return []
+    wrong = []
+    for line in diagnosis(text):
+        found = _CARRIER.match(line)
+        if not found or not found.group(4).startswith("is built here, before `"):
+            continue
+        name, file, where = found.group(1), found.group(2), int(found.group(3))
+        if any(h["name"] == name and h.get("built") and (h.get("steps") or 0) >= step and
+               any((Path(f["file"]).name, f["line"]) == (file, where)
+                   for f in [h["built"], *h.get("callers", [])])
+               for h in recorded.get("holders", [])):
+            wrong.append(f"`{name}` was recorded built there after step {step}: {line}")
+    return wrong
