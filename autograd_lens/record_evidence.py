@@ -66,6 +66,7 @@ from .writes import _parsed, stale_nodes
 _ITEMS = 200  # entries of one container looked at
 _NAMES = 5000  # names looked at in all
 _ENTERED = 8  # statements where old values enter, listed
+_MODULE_OWN = frozenset(vars(torch.nn.Module()))  # what every module's __dict__ holds
 
 
 def _built(log: Log, number: int) -> dict | None:
@@ -312,11 +313,11 @@ def _inside(value: Any) -> Iterator[tuple[str, Any]]:
         for key, item in list(value._parameters.items()) + list(value._buffers.items()) + \
                 list(value._modules.items()):
             yield f".{key}", item
-        for key, item in vars(value).items():  # (a private one: a tensor or an object of
-            # the program's, ``self._cache``; the module's own dicts of hooks are not)
-            if (isinstance(item, torch.Tensor) or _program_object(item)) or \
-                    not key.startswith("_") and (isinstance(item, (list, tuple, dict)) or
-                                                 made_state(item)):
+        for key, item in vars(value).items():  # (private ones too, ``self._cache``; not
+            # the attributes every module has, its dicts of parameters and hooks)
+            if key not in _MODULE_OWN and (
+                    isinstance(item, (torch.Tensor, list, tuple, dict)) or made_state(item) or
+                    _program_object(item)):
                 yield f".{key}", item
     elif own_attributes(value) and not isinstance(value, torch.Tensor) and (
             _program_object(value)
@@ -360,7 +361,7 @@ def _tensors(value: Any) -> Iterator[tuple[str, torch.Tensor, str]]:
                 yield "", item, ""
     elif isinstance(value, torch.nn.Module):
         kept = list(value._buffers.items()) + [(k, v) for k, v in vars(value).items()
-                                               if not k.startswith("_")]
+                                               if k not in _MODULE_OWN]
         for key, item in kept[:_ITEMS]:
             if isinstance(item, torch.Tensor):
                 yield f".{key}", item, _owner(value)

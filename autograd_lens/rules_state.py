@@ -157,7 +157,10 @@ def _fill_while_training(source: Source, fill: ast.stmt, path: str) -> list[Fix]
 
 def _fill_test(source: Source, test: Any, path: str) -> bool:
     """Whether ``test`` is a cache's guard for ``path``: ``path is None``, or, for an entry
-    (``self.ab["cpu"]``), its key missing from the container (``key not in self.ab``)."""
+    (``self.ab["cpu"]``), its key missing from the container (``key not in self.ab``), alone
+    or as one of the conditions of an ``or`` (``... or self.training``)."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
+        return any(_fill_test(source, value, path) for value in test.values)
     if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
         return False
     if isinstance(test.ops[0], ast.Is):
@@ -293,6 +296,9 @@ def detach_stored(case: Case) -> list[Fix]:
     carrier, source = top_carrier(case)
     if source is None:
         return []
+    guard = source.statement_at(carrier.line)
+    if isinstance(guard, ast.If) and _fill_test(source, guard.test, carrier.name):
+        return _fill_while_training(source, guard, carrier.name)  # it enters at a cache's guard
     stores = [s for s in source.stores(source.scope_at(carrier.line), carrier.name)
               if s.lineno >= carrier.line]
     if not stores and carrier.shown and "[" not in carrier.shown:  # stored under the name the
