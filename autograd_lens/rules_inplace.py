@@ -251,9 +251,10 @@ def _copy_before(source: Source, statement: ast.stmt, name: str) -> list[Fix]:
 
 
 def _copy_at(source: Source, statement: ast.stmt, name: str) -> list[Fix]:
-    hoisted = _value_first(source, statement, name)
-    if hoisted:
-        return hoisted
+    if statement.lineno != statement.end_lineno:  # (on one line, the part read is copied)
+        hoisted = _value_first(source, statement, name)
+        if hoisted:
+            return hoisted
     plan, indent = Plan(source), source.indent(statement.lineno)
     first = _first_of_run(source, statement, name)
     if _overwrites(first, name):  # nothing of the old value's history reaches the result
@@ -268,9 +269,10 @@ def _copy_at(source: Source, statement: ast.stmt, name: str) -> list[Fix]:
 
 
 def _value_first(source: Source, statement: ast.stmt, name: str) -> list[Fix]:
-    """A write into a part of ``name`` whose value reads ``name`` (``h[i] = cell(x, h[i])``:
-    a node of the value saves the part it reads, which the write then changes): the value is
-    computed first, into a name of its own, then written into a copy of ``name``."""
+    """A write into a part of ``name`` whose value, over several lines, reads ``name``
+    (``h[i] = cell(x,`` / ``h[i])``: a node of the value saves the part it reads, which the
+    write then changes): the value is computed first, into a name of its own, then written into
+    a copy of ``name``."""
     if not isinstance(statement, ast.Assign) or len(statement.targets) != 1:
         return []
     target = statement.targets[0]
