@@ -73,6 +73,9 @@ and one that fails is printed only as a failed attempt.
 * :func:`~autograd_lens.spent_value.memo_cleared_after_backward`: the carrier is a memo
   (``if self.X is None: self.X = ...``) that the failing backward statement freed in an earlier
   pass, listed under a name of the failing call's function: that name gets None after it.
+* :func:`memo_stored_detached`: the carrier is such a memo: stored without its graph where the
+  recording shows it filled (for a memo computed from a value made once, which the None does
+  not make again), after the None.
 * :func:`~autograd_lens.grads_in_turn.grad_retained_in_loop`: the failing ``autograd.grad`` in a
   loop is the call that freed the graph, an earlier pass from the same roots: it keeps the graph.
 * :func:`~autograd_lens.nonreentrant.not_reentrant`: the recording shows the failing backward
@@ -116,6 +119,7 @@ def candidates(carriers: list, evidence: dict | None, failed: tuple[str, int] | 
         fixes += appended_value_read(top) + taken_in_detached(top, evidence)
         fixes += none_after_backward(top, freed, failed) + cached_per_step(top, failed)
         fixes += memo_cleared_after_backward(top, evidence, freed, failed)
+        fixes += memo_stored_detached(top, carriers, failed)
     fixes += without_earlier_backward(freed, failed) + without_earlier_wrapper_call(evidence)
     at = (evidence or {}).get("at") or {}
     inner = (at["file"], at["line"]) if (evidence or {}).get("nested") and at.get("line") \
@@ -125,6 +129,19 @@ def candidates(carriers: list, evidence: dict | None, failed: tuple[str, int] | 
     fixes += [r for r in retained_first(evidence) if all(r.edits != f.edits for f in fixes)]
     files = [where[0] for where in (failed, inner) if where] + [c.file for c in carriers]
     return fixes + detached_at_join(carriers, evidence) + not_reentrant(evidence, files)
+
+
+def memo_stored_detached(top: Any, carriers: list, failed: tuple[str, int] | None) \
+        -> list[Fix]:
+    """A memo (``if self._cache is None:``) stored without its graph where the recording shows
+    it filled, with every other carrier filled there: for one computed from a value made once,
+    which giving it None after each backward (tried first) does not make again."""
+    from .rules import Case
+    from .rules_state import _detached_where_made, _memo
+
+    if top.origin != "attribute" or not top.got or not _memo(top):
+        return []
+    return _detached_where_made(Case(tuple(c for c in carriers if not c.held), failed))
 
 
 def state_detached_where_kept(carrier: Any, failed: tuple[str, int] | None) -> list[Fix]:

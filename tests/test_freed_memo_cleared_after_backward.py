@@ -49,3 +49,15 @@ def by_hand() -> dict:
 
 def test_the_fix_trains_as_by_hand(run, tmp_path):
     trains_as(NAME, run["report"], by_hand(), tmp_path)
+
+
+def test_storing_the_memo_without_its_graph_is_the_alternative(run, tmp_path):
+    """After the None, the memo stored without its graph where it is filled is run too (for a
+    memo computed from a value made once, which the None does not make again) and printed as
+    an alternative; the kernel's scale is not stepped, so the input trains as by hand."""
+    stored = [edits for edits in run["report"]["alternatives"]
+              if [e["line"] for e in edits] == [marked(NAME, "cached")]]
+    assert len(stored) == 1 and [line.strip() for line in stored[0][0]["new"]][1:] == [
+        "if self._solved is not None:", "self._solved = self._solved.detach()"], \
+        run["report"]["alternatives"]
+    trains_as(NAME, {"edits": stored[0]}, by_hand(), tmp_path)
