@@ -507,20 +507,23 @@ def _entered(log: Log, order: list[Any], freeing: dict | None) -> list[dict]:
     before it (``start = track.pose.inverse()``, reading a pose kept from an earlier step)."""
     if not freeing or not freeing.get("number"):
         return []
-    calls: dict[int, Any] = {}
+    builts: dict[int, dict | None] = {}
 
-    def made_after(node: Any) -> bool | None:  # None: not recorded (a leaf's accumulator)
+    def built(node: Any) -> dict | None:  # None: not recorded (a leaf's accumulator)
         number = node._sequence_nr()
-        if number not in calls:
-            built = None if node_name(node) == "AccumulateGrad" else _built(log, number)
-            calls[number] = None if built is None else built["backward_calls"] >= \
-                freeing["number"]
-        return calls[number]
+        if number not in builts:
+            builts[number] = None if node_name(node) == "AccumulateGrad" else \
+                _built(log, number)
+        return builts[number]
+
+    def made_after(node: Any) -> bool | None:
+        made = built(node)
+        return None if made is None else made["backward_calls"] >= freeing["number"]
 
     found: dict[tuple, dict] = {}
     for node in order:
         if made_after(node) and any(made_after(child) is False for child in children(node)):
-            site = (_built(log, node._sequence_nr()) or {}).get("user")
+            site = built(node).get("user")
             if site is not None:
                 found.setdefault((site["file"], site["line"]), site)
     return list(found.values())[:_ENTERED]

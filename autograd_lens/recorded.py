@@ -414,18 +414,22 @@ def _first_run_of_the_failing_call(carrier: Any, evidence: dict) -> bool:
         (at["file"], at.get("qualname", at["function"]))
 
 
-def _read_where_entered(carrier: Any, evidence: dict) -> bool:
-    """Whether a statement where the recording shows an older value entering the failing graph
-    reads the carrier (by its name or the name the recording gives it)."""
+def _entered_statements(evidence: dict) -> list[tuple[Any, Any]]:
+    """(source, statement) of each statement where the recording shows an older value entering
+    the failing graph, each file read once."""
     from .edits import Source
 
-    for site in evidence.get("entered") or ():
-        source = Source.read(site["file"])
-        statement = source.statement_at(site["line"]) if source else None
-        if statement is not None and any(source.reads(statement, name) for name in
-                                         {carrier.name, carrier.shown} - {""}):
-            return True
-    return False
+    sources = {site["file"]: Source.read(site["file"]) for site in evidence.get("entered") or ()}
+    return [(source, statement) for site in evidence.get("entered") or ()
+            for source in [sources[site["file"]]] if source is not None
+            for statement in [source.statement_at(site["line"])] if statement is not None]
+
+
+def _read_where_entered(carrier: Any, entered: list[tuple[Any, Any]]) -> bool:
+    """Whether one of the ``entered`` statements reads the carrier (by its name or the name the
+    recording gives it)."""
+    return any(source.reads(statement, name) for source, statement in entered
+               for name in {carrier.name, carrier.shown} - {""})
 
 
 def _entering_first(carriers: list, evidence: dict, freed: dict) -> list:
@@ -436,7 +440,8 @@ def _entering_first(carriers: list, evidence: dict, freed: dict) -> list:
     pose), is left out: it did not bring the old graph in."""
     if any(holds_freed(c, evidence) for c in carriers):
         return carriers  # the recording names the holder of a freed node: it stands first
-    read = [_read_where_entered(c, evidence) for c in carriers]
+    entered = _entered_statements(evidence)
+    read = [_read_where_entered(c, entered) for c in carriers]
     if not any(read) or all(read):
         return carriers
     return [c for c, r in zip(carriers, read) if r] + \

@@ -163,9 +163,8 @@ def _fill_test(source: Source, test: Any, path: str) -> bool:
         return any(_fill_test(source, value, path) for value in test.values)
     if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
         return False
-    if isinstance(test.ops[0], ast.Is):
-        return isinstance(test.comparators[0], ast.Constant) and \
-            test.comparators[0].value is None and source.segment(test.left) == path
+    if is_none_test(test, path):
+        return True
     return isinstance(test.ops[0], ast.NotIn) and "[" in path and \
         source.segment(test.comparators[0]) == path.split("[")[0]
 
@@ -250,12 +249,8 @@ def _before_fill(source: Source, name: str, statement: ast.stmt) -> ast.stmt:
         if isinstance(holder, ast.If):
             return holder
     for holder in block:  # filled by a method it calls: ``if self.table is None: self.build()``
-        test = getattr(holder, "test", None)
         if isinstance(holder, ast.If) and holder.end_lineno < statement.lineno and \
-                isinstance(test, ast.Compare) and len(test.ops) == 1 and \
-                isinstance(test.ops[0], ast.Is) and \
-                isinstance(test.comparators[0], ast.Constant) and \
-                test.comparators[0].value is None and source.segment(test.left) == name:
+                is_none_test(holder.test, name):
             return holder
     return statement
 
