@@ -185,11 +185,15 @@ def _written_anew(source: Source, plan: Plan, statement: ast.stmt, name: str) ->
                      f"{indent}{name} = {name} {_OPERATORS[type(statement.op)]} {value}")
         return "the write makes a new tensor, so the node keeps the values it saved; the " \
             "result is the same numbers"
-    call = statement.value if isinstance(statement, ast.Expr) else None
+    # name.div_(v), or name = name.div_(v): binding the result to the name it writes, the
+    # name then holds the new tensor, as it held the written one
+    call = statement.value if isinstance(statement, ast.Expr) or isinstance(
+        statement, ast.Assign) and [path_of(t) for t in statement.targets] == [name] else None
     if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and \
             path_of(call.func.value) == name and call.func.attr.endswith("_") and \
             hasattr(torch.Tensor, call.func.attr[:-1]):  # copy_, zero_: no such method, a copy
-        plan.replace_span(call.func, f"{name} = {name}.{call.func.attr[:-1]}")
+        bound = "" if isinstance(statement, ast.Assign) else f"{name} = "
+        plan.replace_span(call.func, f"{bound}{name}.{call.func.attr[:-1]}")
         return "the operation makes a new tensor, so the node keeps the values it saved; " \
             "the result is the same numbers"
     return ""
