@@ -184,19 +184,49 @@ def recompute(source: Source, path: str, before: ast.stmt) -> Plan | None:
 def recomputed(source: Source, path: str, before: ast.stmt) -> list[str] | None:
     """The lines :func:`recompute` puts before ``before`` (None: no such assignment, or one
     that only gives another name to a value)."""
+    store = _last_store(source, path, before)
+    return None if store is None else _copied(source, store, before)
+
+
+def _last_store(source: Source, path: str, before: ast.stmt) -> ast.Assign | None:
+    """The last assignment of ``path`` before ``before`` (in this function or, for a closure,
+    around it); None when there is none, or it only gives another name to a value."""
     for scope in reversed(source.scopes_at(before.lineno)):
         stores = [s for s in source.stores(scope, path) if s.end_lineno < before.lineno
                   and isinstance(s, ast.Assign)]
         if stores:
-            store = stores[-1]
-            if _alias(source, scope, store, before):
-                return None
-            indent, old = source.indent(before.lineno), source.indent(store.lineno)
-            lines = [source.text(n) for n in range(store.lineno, store.end_lineno + 1)]
-            if store.lineno == store.end_lineno:  # without its comment, which was about there
-                lines = [old + source.segment(store)]
-            return [indent + text[len(old):] if text.startswith(old) else text for text in lines]
+            return None if _alias(source, scope, stores[-1], before) else stores[-1]
     return None
+
+
+def _copied(source: Source, store: ast.stmt, before: ast.stmt) -> list[str]:
+    """``store``'s lines, indented as ``before`` is."""
+    indent, old = source.indent(before.lineno), source.indent(store.lineno)
+    lines = [source.text(n) for n in range(store.lineno, store.end_lineno + 1)]
+    if store.lineno == store.end_lineno:  # without its comment, which was about there
+        lines = [old + source.segment(store)]
+    return [indent + text[len(old):] if text.startswith(old) else text for text in lines]
+
+
+def recompute_with_inputs(source: Source, path: str, before: ast.stmt,
+                          old: list[str]) -> Plan | None:
+    """:func:`recompute` of ``path``, and first of each name in ``old`` (the other carriers of
+    a freed graph) that its assignment reads, and so on, in the program's order: a value
+    computed again from a carrier that still holds the freed graph would hold it too."""
+    first = _last_store(source, path, before)
+    if first is None:
+        return None
+    stores, todo = {first.lineno: first}, [first]
+    while todo:
+        store = todo.pop()
+        for name in old:
+            found = _last_store(source, name, before) if source.reads(store.value, name) \
+                else None
+            if found is not None and found.lineno not in stores:
+                stores[found.lineno] = found
+                todo.append(found)
+    lines = [line for number in sorted(stores) for line in _copied(source, stores[number], before)]
+    return Plan(source).before(before.lineno, *lines)
 
 
 def _alias(source: Source, scope: ast.AST, store: ast.Assign, before: ast.stmt) -> bool:
@@ -255,9 +285,10 @@ def sum_losses(case: Case) -> list[Fix]:
             return fixes
         entry = source.statement_at(carrier.line) if carrier.line < statement.lineno else None
         statement = entry or statement  # computed again before it enters, not before backward
+        old = [c.name for c in case.carriers if c.kind == "old" and c.name != carrier.name]
         return one_fix("the shared part is computed again after the step, so the second loss's "
                        "backward goes through a new graph, built from the weights as the step "
-                       "left them", recompute(source, carrier.name, statement))
+                       "left them", recompute_with_inputs(source, carrier.name, statement, old))
     plan = with_keyword(Plan(source), source, earlier[1], "retain_graph")
     if between is not None:  # a clip (or a step) between the calls sees the first loss's only
         return fixes + one_fix(
