@@ -244,9 +244,10 @@ def amend(finding: Any, evidence: dict | None, why_not: str = "") -> Any:
         elif key == "shared_trunk" and not finding.situation and changes["carriers"] and \
                 _made_before_training(changes["carriers"][0], evidence):
             changes["situation"] = "13_tensor_outside_loop"
-        elif key in ("kept_value", "hidden_state") and changes["carriers"] and \
-                _first_run_of_the_failing_call(changes["carriers"][0], evidence):
-            # nothing was kept from an earlier step: another loss of this forward went first
+        elif key in ("kept_value", "hidden_state", "growing_buffer") and changes["carriers"] \
+                and _first_run_of_the_failing_call(changes["carriers"][0], evidence):
+            # nothing was kept from an earlier step (no list grew across updates either):
+            # another loss of this forward went first
             changes["pattern"] = PATTERNS["shared_trunk"]
             changes["situation"] = "02_two_losses_one_forward"
         elif key in ("shared_trunk", "two_networks", "kept_value", "hidden_state") and \
