@@ -32,6 +32,7 @@ See :mod:`autograd_lens.rules` for what a rule reads and returns.
 from __future__ import annotations
 
 import ast
+import inspect
 import re
 from typing import Any
 
@@ -429,15 +430,18 @@ def _read_as_copies(source: Source, statement: ast.stmt, name: str) -> list[Fix]
 
 
 def _not_in_place(source: Source, statement: ast.stmt, maker: str) -> list[Fix]:
-    """The write ran inside a library call made with ``inplace=True``: that keyword made
+    """The write ran inside a library call made with ``inplace=True`` (or ``True`` at the
+    position torch gives ``inplace``: ``nn.LeakyReLU(0.2, True)``): that keyword made
     ``False``, in the call on the write's line (``F.relu(x, inplace=True)``), else where the
     program makes modules of the class whose forward wrote (``nn.ReLU(inplace=True)``), else
     where it makes a class it looks up by name (``getattr(nn, name)(inplace=True)``), else
     the default ``True`` of the parameter passed on as that keyword (``inplace=inplace``), or
     in a dict passed on as keywords (``**{"inplace": inplace}``), else where the program sets a module's flag to ``True`` after making it (``m.inplace = True``)."""
-    def in_place(call: ast.Call) -> ast.keyword | None:
-        return next((k for k in call.keywords if k.arg == "inplace" and
-                     isinstance(k.value, ast.Constant) and k.value.value is True), None)
+    def in_place(call: ast.Call) -> ast.keyword | _Default | None:
+        given = _inplace_given(call)  # by keyword, or by position (an edit target either way)
+        if given is None:
+            return None
+        return next((k for k in call.keywords if k.value is given), None) or _Default(given)
 
     here = [k for n in ast.walk(statement) if isinstance(n, ast.Call) for k in [in_place(n)] if k]
     if not here and maker:
@@ -474,6 +478,25 @@ def _not_in_place(source: Source, statement: ast.stmt, maker: str) -> list[Fix]:
     return one_fix("the operation makes a new tensor, so the node keeps the tensor it saved; "
                    "the result is the same numbers, at the cost of one more tensor's memory",
                    plan)
+
+
+def _inplace_given(call: ast.Call) -> ast.expr | None:
+    """The ``True`` a call of a torch layer or function gives its ``inplace`` parameter, by
+    keyword (``nn.ReLU(inplace=True)``) or by position (``nn.LeakyReLU(0.2, True)``,
+    ``F.relu(x, True)``: the position torch's own signature gives it); else None."""
+    keyword = next((k.value for k in call.keywords if k.arg == "inplace"), None)
+    if keyword is not None:
+        return keyword if isinstance(keyword, ast.Constant) and keyword.value is True else None
+    name = (path_of(call.func) or "").split(".")[-1]
+    made = getattr(torch.nn, name, None) if isinstance(getattr(torch.nn, name, None), type) \
+        else getattr(torch.nn.functional, name, None)
+    try:
+        parameters = list(inspect.signature(made).parameters) if callable(made) else []
+    except (TypeError, ValueError):
+        return None
+    at = parameters.index("inplace") if "inplace" in parameters else len(call.args)
+    given = call.args[at] if at < len(call.args) else None
+    return given if isinstance(given, ast.Constant) and given.value is True else None
 
 
 class _Default:
