@@ -114,8 +114,13 @@ def out_of_place(case: Case) -> list[Fix]:
     into_a_copy = _written_into_a_copy(source, statement, name)
     if into_a_copy:  # z[:, j] = f(z @ a): a copy made before it would be the tensor read too
         return into_a_copy + _copy_before(source, statement, name)
+    # the parts it reads of the tensor written, and of every other tensor whose part the same
+    # statement writes (q[:, 1:], k[:, 1:] = rotate(q[:, 1:], k[:, 1:]))
+    written = {name} | {path_of(t.value) for target in getattr(statement, "targets", [])
+                        for t in (target.elts if isinstance(target, ast.Tuple) else [target])
+                        if isinstance(t, ast.Subscript)}
     reads = [n for n in ast.walk(getattr(statement, "value", statement))
-             if isinstance(n, ast.Subscript) and path_of(n.value) == name]
+             if isinstance(n, ast.Subscript) and path_of(n.value) in written - {None}]
     if reads and statement.lineno == statement.end_lineno:  # x[t] = f(x[t - 1]): the same line
         # reads a part the write then changes: the node saves a copy; so does every other
         # such write of the function (buf[2] = f(buf[0]), then buf[4] = f(buf[2])), whose
