@@ -443,7 +443,10 @@ def _entering_first(carriers: list, evidence: dict, freed: dict) -> list:
         return carriers  # the recording names the holder of a freed node: it stands first
     entered = _entered_statements(evidence)
     read = [_read_where_entered(c, entered) for c in carriers]
-    if not any(read) or all(read):
+    if not any(read):  # they enter inside a function the step calls: a name that brought an
+        # older value into this step comes before one only computed in it from that value
+        return sorted(carriers, key=lambda c: _DERIVED in c.why)
+    if all(read):
         return carriers
     return [c for c, r in zip(carriers, read) if r] + \
         [c for c, r in zip(carriers, read) if not r and not _made_after_freeing(c, evidence, freed)]
@@ -583,6 +586,7 @@ def _unlooped(carrier: Any) -> Any:
 
 
 _READ_FIRST = "is read here before it is assigned, so it brings in "
+_DERIVED = "is computed in this step from "
 
 
 def _made_after(carrier: Any, evidence: dict, freed: dict) -> Any:
@@ -597,8 +601,8 @@ def _made_after(carrier: Any, evidence: dict, freed: dict) -> Any:
     later = [h for h in evidence.get("holders", []) if h["name"] == carrier.name and
              h["file"] == carrier.file and h.get("qualname", "").split(".")[-1] ==
              carrier.function and (h.get("backward_calls") or 0) >= freed["number"]]
-    return dataclasses.replace(carrier, why=carrier.why.replace(
-        _READ_FIRST, "is computed in this step from ")) if later else carrier
+    return dataclasses.replace(carrier, why=carrier.why.replace(_READ_FIRST, _DERIVED)) \
+        if later else carrier
 
 
 def _library_line(write: dict) -> list[str]:

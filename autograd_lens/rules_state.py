@@ -47,6 +47,9 @@ def detach_state(case: Case, note: str = _TBPTT) -> list[Fix]:
         return one_fix(note, Plan(source).after(statement.end_lineno, *detach_lines(
             source, picked, carrier.form, source.indent(statement.lineno))))
     path = source.as_written(statement, carrier.name)  # states["north"] read as states[name]
+    form = carrier.form
+    if _handed_whole(source, statement, carrier, path):  # every entry of the dict, as the step
+        path, form = carrier.shown, "dict"  # hands it on whole: the entry may not exist yet
     weights = entry_of(path)
     if weights and differentiated(source, source.scope_at(statement.lineno), weights):
         return one_fix("each step differentiates with respect to the stepped weights as new "
@@ -66,8 +69,9 @@ def detach_state(case: Case, note: str = _TBPTT) -> list[Fix]:
     at = _before_steps(source, fill, case)
     if learned_start(source, path, at):  # detached after the store, not at the top
         return _after_stores(case, source, path, at)
-    indent = source.indent(at.lineno)
-    lines = detach_lines(source, path, carrier.form, indent)
+    chunk = _chunk_end(source, at, case)  # detached once a chunk, after its backward
+    indent = source.indent((chunk or at).lineno)
+    lines = detach_lines(source, path, form, indent)
     for other in case.carriers[1:]:
         if (other.file, other.line) == (carrier.file, carrier.line) and \
                 other.name != carrier.name and source.reads(statement, other.name) and \
@@ -81,9 +85,19 @@ def detach_state(case: Case, note: str = _TBPTT) -> list[Fix]:
     for other in roles:  # fake_B, then fake_A, into one function
         lines += detach_lines(source, other, carrier.form, indent)
     kept = "." in carrier.name and source.statement_at(fill.lineno) is not statement
-    return _fixes(roles, kept, note, carrier, source, statement, at, lines) + \
+    return _fixes(roles, kept, note, carrier, source, statement, at, lines, chunk) + \
         (_fill_while_training(source, fill, path) if kept else []) + \
         (_read_detached(source, statement, path) if "." in path and not roles else [])
+
+
+def _handed_whole(source: Source, statement: ast.stmt, carrier: Any, path: str) -> bool:
+    """Whether the carrier is an entry under a string key of a dict (``states["enc"]``, shown
+    as ``states``) that the statement where it enters does not read, but hands on whole (``out,
+    states = model(x, states)``): a function reads the entries, by keys of its own."""
+    container = carrier.shown
+    return bool(container) and re.fullmatch(rf"{re.escape(container)}\[(['\"]).*\1\]",
+                                             carrier.name) is not None and \
+        not source.reads(statement, path) and bool(source.reads(statement, container))
 
 
 def _picked_alias(source: Source, statement: ast.stmt, carrier: Any) -> str:
@@ -125,7 +139,10 @@ def _read_detached(source: Source, statement: ast.stmt, path: str) -> list[Fix]:
 
 
 def _fixes(roles: Any, kept: bool, note: str, carrier: Any, source: Source,
-           statement: ast.stmt, at: ast.stmt, lines: list[str]) -> list[Fix]:
+           statement: ast.stmt, at: ast.stmt, lines: list[str],
+           chunk: ast.stmt | None = None) -> list[Fix]:
+    plan = Plan(source).after(chunk.end_lineno, *lines) if chunk is not None else \
+        Plan(source).before(at.lineno, *lines)
     return one_fix("each value the earlier backward went through comes in as data: the calls "
                    "that read them train only what comes after them" if roles else
                    "the value kept from an earlier call comes in without its graph, and a value "
@@ -133,8 +150,25 @@ def _fixes(roles: Any, kept: bool, note: str, carrier: Any, source: Source,
                    note if note is not _TBPTT or "." not in carrier.name else
                    "the value kept from an earlier call comes in as a constant; this call's own "
                    "value keeps its graph",
-                with_helper(Plan(source).before(at.lineno, *lines), source,
-                            statement.lineno, carrier.form) if lines else None)
+                with_helper(plan, source, statement.lineno, carrier.form) if lines else None)
+
+
+def _chunk_end(source: Source, at: ast.stmt, case: Case) -> ast.stmt | None:
+    """Where the state is read in the loop that calls backward, but backward is called only in
+    an ``if`` of that loop after the read (``if (t + 1) % k == 0: loss.backward()``, once a
+    chunk of steps): the last statement of that ``if``'s body, after which the state is
+    detached, once a chunk (before every read would cut the graph between the chunk's steps);
+    None otherwise."""
+    failed = failed_call(case)
+    loop = source.loop_of(at)
+    if failed is None or loop is None or failed[0].file != source.file or \
+            source.loop_of(failed[1]) is not loop:
+        return None
+    block = next((s for s in loop.body if s.lineno <= failed[1].lineno <= s.end_lineno), None)
+    if not isinstance(block, ast.If) or block.lineno <= at.end_lineno or block.orelse or \
+            not any(s.lineno <= failed[1].lineno <= s.end_lineno for s in block.body):
+        return None
+    return block.body[-1]
 
 
 def _fill_while_training(source: Source, fill: ast.stmt, path: str) -> list[Fix]:
