@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import sys
 import sysconfig
+import threading
 from collections import deque
 from typing import Any, Callable, NamedTuple
 
@@ -36,6 +37,9 @@ PLAIN = (torch.Tensor, torch.nn.Parameter)  # not the fake tensors of a compiler
 _LEAF_SEQUENCE = 2 ** 63  # AccumulateGrad nodes carry the largest number: never "old"
 
 
+UNKNOWN = ("", 0, 0)  # the place of a call not recorded (the command's first run keeps none)
+
+
 class Call(NamedTuple):
     """One finished call of ``backward`` or ``autograd.grad``.
 
@@ -44,7 +48,8 @@ class Call(NamedTuple):
         sequence: the largest sequence number among their nodes.
         retained: True when it kept the graph (``retain_graph`` or ``create_graph``).
         kind: ``"backward"`` or ``"grad"``.
-        where: (file, first line of the function, line) of the user's code that called it.
+        where: (file, first line of the function, line) of the user's code that called it
+            (:data:`UNKNOWN` when not recorded).
         on_parameters: for ``grad``, whether every input was an ``nn.Parameter`` (an inner
             gradient step on the weights, as in meta-learning).
         cell: in a notebook, the number of the cell's run that made the call (a cell run
@@ -176,11 +181,22 @@ class History:
     def __init__(self, size: int = 8) -> None:
         self.records: deque[tuple] = deque(maxlen=size)  # as make_call gives them
         self.regions: deque[tuple[int, int]] = deque(maxlen=64)
+        # The command's first run keeps less, and faster (see Watch(recording=False)): each
+        # call as (the sequence number its thread had reached, keep_graph, create_graph,
+        # accumulate_grad, its thread, the type of its first root, the count of calls so far),
+        # every thread's; the calls
+        # are the main thread's on plain tensors (not a compiler's tracing, on its own).
+        self.counted: deque[tuple] = deque(maxlen=4 * size)
+        self.thread = threading.main_thread().ident
 
     @property
     def calls(self) -> list[Call]:
-        """The calls, oldest first."""
-        return [as_call(record) for record in self.records]
+        """The calls, oldest first (the first run's counted ones before any recorded since)."""
+        counted = [((), number - 1, bool(keep or create),
+                    "grad" if accumulate is False else "backward", UNKNOWN, False, 0)
+                   for number, keep, create, accumulate, thread, root, _ in self.counted
+                   if thread == self.thread and root in PLAIN]
+        return [as_call(record) for record in [*counted[-self.records.maxlen:], *self.records]]
 
     def add(self, call: tuple | None) -> None:
         if call is not None:
@@ -188,6 +204,7 @@ class History:
 
     def clear(self) -> None:
         self.records.clear()
+        self.counted.clear()
         self.regions.clear()
 
 

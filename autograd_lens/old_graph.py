@@ -11,7 +11,7 @@ from .places import place
 
 def _earlier(call: Call | None) -> str:
     what = "autograd.grad" if call is not None and call.kind == "grad" else "backward"
-    if call is None or not call.where[0]:  # not known where
+    if call is None or not call.where[0]:  # not recorded where (the command's first run)
         return f"an earlier {what}"
     return f"the {what} at {place(call.where[0], call.where[2], call.cell)}"
 

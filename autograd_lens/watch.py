@@ -2,10 +2,11 @@
 
 :class:`Watch` replaces the function through which ``torch.autograd.backward`` (which
 ``Tensor.backward`` calls) and ``torch.autograd.grad`` run the engine with a thin wrapper while
-it is active. In the command's first run (``recording=False``) a call that works is only
-counted: keeping anything of it (even its sequence number, in a small tuple) cost a training
-step of a small MLP half a percent more; the earlier calls, where they were made, the optimizer
-steps and the writes are recorded by the replay (see :mod:`autograd_lens.record`), after a failure. Elsewhere (the tests, a program's own
+it is active. In the command's first run (``recording=False``) a call that works is counted
+and kept only as one small tuple (the sequence number its thread had reached, whether it kept its
+graph, its kind, its thread): no place, since reading the caller's frame costs more than the
+rest; where earlier calls were made, the optimizer steps and the writes are recorded by the
+replay (see :mod:`autograd_lens.record`), after a failure. Elsewhere (the tests, a program's own
 ``Watch()``) each call is also recorded with its place (see :mod:`autograd_lens.history`:
 nothing that keeps a tensor alive). A call that
 raises the freed-graph or in-place error is explained at that moment, while the program's frames
@@ -20,6 +21,7 @@ calls running in it.
 from __future__ import annotations
 
 import functools
+import itertools
 import os
 import sys
 import threading
@@ -110,8 +112,8 @@ class Watch:
                  on_outputs: Callable[[Any], None] | None = None,
                  recording: bool = True) -> None:
         self.history = History()
-        # False (the command's first run): calls are only counted (see _wrap_light); the
-        # replay records them in full (see autograd_lens.record).
+        # False (the command's first run): calls are counted and kept without their place (see
+        # _wrap_light); the replay records them in full (see autograd_lens.record).
         self.recording = recording
         self._code: Any = None  # the light wrapper's code: its frames on the stack are the
         # backward calls running (counted only when one fails)
@@ -128,12 +130,13 @@ class Watch:
         self._main, self._others = _State(self.history), _OtherThreads()
         self._main_id = threading.main_thread().ident
         self._recorded = 0  # the calls that returned, counted by the recording wrapper
-        self._returned = [0]  # the calls that returned, counted by the light wrapper
+        self._ticks = itertools.count(1)  # the light wrapper's count, kept in each call's tuple
 
     @property
     def count(self) -> int:
         """The calls that returned (every thread's, nested ones too)."""
-        return self._recorded + self._returned[0]
+        counted = self.history.counted
+        return self._recorded + (counted[-1][-1] if counted else 0)
 
     def _state(self) -> _State:
         """This thread's state."""
@@ -231,18 +234,23 @@ class Watch:
         return running
 
     def _wrap_light(self, original: Callable) -> Callable:
-        """The wrapper of the command's first run: the call, counted, and nothing kept of it (the
-        replay records it); a failure is explained.
+        """The wrapper of the command's first run: the call, counted, and kept as the sequence
+        number its thread had reached (every node made before the call has a smaller one),
+        whether it kept its graph, its kind, its thread, the type of its first root and the
+        count so far, as one tuple (see ``History.counted``); not where it
+        was made (the replay records it). A failure is explained.
 
         Its parameters are the engine's own (``run_backward``'s), so that torch's calls reach
         it without packing their arguments into a tuple and a dictionary (that alone cost a
         microsecond a call); an argument not given is not passed on (the engine's defaults)."""
-        watch, returned = self, self._returned
+        watch, counted, tick = self, self.history.counted, self._ticks.__next__
+        get_ident, reached = threading.get_ident, torch._C._autograd._get_sequence_nr
         omitted = _OMITTED
 
         @functools.wraps(original)
         def counting(tensors, grad_tensors=omitted, keep_graph=omitted, create_graph=omitted,
                      inputs=omitted, allow_unreachable=omitted, accumulate_grad=omitted):
+            number = reached()
             try:
                 if accumulate_grad is omitted or allow_unreachable is omitted or \
                         inputs is omitted or create_graph is omitted or keep_graph is omitted or \
@@ -251,6 +259,8 @@ class Watch:
                                                     inputs, allow_unreachable, accumulate_grad))
                     result = original(tensors, **{name: value for name, value in given
                                                   if value is not omitted})
+                    keep_graph, create_graph = (value is not omitted and value
+                                                for value in (keep_graph, create_graph))
                 else:
                     result = original(tensors, grad_tensors, keep_graph, create_graph, inputs,
                                       allow_unreachable, accumulate_grad=accumulate_grad)
@@ -263,7 +273,8 @@ class Watch:
                         stopped.__traceback__ = None
                         raise
                 raise
-            returned[0] += 1
+            counted.append((number, keep_graph, create_graph, accumulate_grad, get_ident(),
+                            type(tensors[0]) if tensors else None, tick()))
             return result
         self._code = counting.__code__
         return counting
