@@ -166,8 +166,9 @@ def _chunk_end(source: Source, at: ast.stmt, case: Case) -> ast.stmt | None:
         return None
     block = next((s for s in loop.body if s.lineno <= failed[1].lineno <= s.end_lineno), None)
     if not isinstance(block, ast.If) or block.lineno <= at.end_lineno or block.orelse or \
-            not any(s.lineno <= failed[1].lineno <= s.end_lineno for s in block.body):
-        return None
+            not any(s.lineno <= failed[1].lineno <= s.end_lineno for s in block.body) or \
+            isinstance(block.body[-1], (ast.Break, ast.Continue, ast.Return, ast.Raise)):
+        return None  # (nothing after a jump would run)
     return block.body[-1]
 
 
