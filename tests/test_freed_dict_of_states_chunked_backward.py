@@ -52,3 +52,31 @@ def test_every_entry_is_detached_once_a_chunk_and_trains_as_by_hand(run, tmp_pat
     assert edit["line"] == marked(NAME, "chunk") and edit["new"][-1].strip() == \
         "states = {k: v.detach() for k, v in states.items()}", edit
     trains_as(NAME, run["report"], _by_hand(), tmp_path)
+
+
+_CHUNKED = """\
+for t in range(9):
+    y, states = stack(xs[t], states)
+    outputs.append(y)
+    if (t + 1) % 3 == 0:
+        loss = sum(outputs).sum()
+        loss.backward()
+        outputs = []
+{last}
+"""
+
+
+@pytest.mark.parametrize("last, after", [("", 7), ("        continue", None),
+                                         ("    else:\n        pass", None)])
+def test_the_chunk_end_is_the_last_statement_of_the_backward_block(tmp_path, last, after):
+    """In-process: the detach goes after the block's last statement; not after a jump that
+    ends it (it would never run), nor where the block has an ``else``."""
+    from autograd_lens.edits import Source
+    from autograd_lens.rules import Case
+    from autograd_lens.rules_state import _chunk_end
+
+    script = tmp_path / "chunks.py"
+    script.write_text(_CHUNKED.format(last=last))
+    source = Source.read(str(script))
+    end = _chunk_end(source, source.statement_at(2), Case((), (str(script), 6)))
+    assert (end.lineno if end is not None else None) == after
