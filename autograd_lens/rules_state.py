@@ -93,11 +93,15 @@ def detach_state(case: Case, note: str = _TBPTT) -> list[Fix]:
 def _handed_whole(source: Source, statement: ast.stmt, carrier: Any, path: str) -> bool:
     """Whether the carrier is an entry under a string key of a dict (``states["enc"]``, shown
     as ``states``) that the statement where it enters does not read, but hands on whole (``out,
-    states = model(x, states)``): a function reads the entries, by keys of its own."""
+    states = model(x, states)``; not ``states[k]``, nor ``states.items()``): a function reads
+    the entries, by keys of its own."""
     container = carrier.shown
-    return bool(container) and re.fullmatch(rf"{re.escape(container)}\[(['\"]).*\1\]",
-                                             carrier.name) is not None and \
-        not source.reads(statement, path) and bool(source.reads(statement, container))
+    if not container or re.fullmatch(rf"{re.escape(container)}\[(['\"]).*\1\]",
+                                     carrier.name) is None or source.reads(statement, path):
+        return False
+    parts = {id(n.value) for n in ast.walk(statement) if isinstance(n, (ast.Subscript,
+                                                                         ast.Attribute))}
+    return any(id(read) not in parts for read in source.reads(statement, container))
 
 
 def _picked_alias(source: Source, statement: ast.stmt, carrier: Any) -> str:
