@@ -16,7 +16,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from .backward_calls import NAMES, backward_subject
 from .edit_guards import gradients_used_between
@@ -174,11 +174,26 @@ def with_keyword(plan: Plan, source: Source, call: ast.Call, keyword: str,
     return plan.replace(call.end_lineno, new)
 
 
-def recompute(source: Source, path: str, before: ast.stmt) -> Plan | None:
+def recompute(source: Source, path: str, before: ast.stmt, old: Sequence[str] = ()) \
+        -> Plan | None:
     """Copy the last assignment of ``path`` (in this function or, for a closure, around it)
-    just before ``before``, with its indentation."""
-    lines = recomputed(source, path, before)
-    return Plan(source).before(before.lineno, *lines) if lines is not None else None
+    just before ``before``, with its indentation; and first that of each name in ``old`` (other
+    carriers of a freed graph) that it reads, and so on, in the program's order: a value computed
+    again from a carrier that still holds the freed graph would hold it too."""
+    first = _last_store(source, path, before)
+    if first is None:
+        return None
+    stores, todo = {first.lineno: first}, [first]
+    while todo:
+        store = todo.pop()
+        for name in old:
+            found = _last_store(source, name, before) if source.reads(store.value, name) \
+                else None
+            if found is not None and found.lineno not in stores:
+                stores[found.lineno] = found
+                todo.append(found)
+    lines = [line for number in sorted(stores) for line in _copied(source, stores[number], before)]
+    return Plan(source).before(before.lineno, *lines)
 
 
 def recomputed(source: Source, path: str, before: ast.stmt) -> list[str] | None:
@@ -206,27 +221,6 @@ def _copied(source: Source, store: ast.stmt, before: ast.stmt) -> list[str]:
     if store.lineno == store.end_lineno:  # without its comment, which was about there
         lines = [old + source.segment(store)]
     return [indent + text[len(old):] if text.startswith(old) else text for text in lines]
-
-
-def recompute_with_inputs(source: Source, path: str, before: ast.stmt,
-                          old: list[str]) -> Plan | None:
-    """:func:`recompute` of ``path``, and first of each name in ``old`` (the other carriers of
-    a freed graph) that its assignment reads, and so on, in the program's order: a value
-    computed again from a carrier that still holds the freed graph would hold it too."""
-    first = _last_store(source, path, before)
-    if first is None:
-        return None
-    stores, todo = {first.lineno: first}, [first]
-    while todo:
-        store = todo.pop()
-        for name in old:
-            found = _last_store(source, name, before) if source.reads(store.value, name) \
-                else None
-            if found is not None and found.lineno not in stores:
-                stores[found.lineno] = found
-                todo.append(found)
-    lines = [line for number in sorted(stores) for line in _copied(source, stores[number], before)]
-    return Plan(source).before(before.lineno, *lines)
 
 
 def _alias(source: Source, scope: ast.AST, store: ast.Assign, before: ast.stmt) -> bool:
@@ -288,7 +282,7 @@ def sum_losses(case: Case) -> list[Fix]:
         old = [c.name for c in case.carriers if c.kind == "old" and c.name != carrier.name]
         return one_fix("the shared part is computed again after the step, so the second loss's "
                        "backward goes through a new graph, built from the weights as the step "
-                       "left them", recompute_with_inputs(source, carrier.name, statement, old))
+                       "left them", recompute(source, carrier.name, statement, old))
     plan = with_keyword(Plan(source), source, earlier[1], "retain_graph")
     if between is not None:  # a clip (or a step) between the calls sees the first loss's only
         return fixes + one_fix(

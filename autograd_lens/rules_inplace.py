@@ -118,9 +118,9 @@ def out_of_place(case: Case) -> list[Fix]:
     # statement writes (q[:, 1:], k[:, 1:] = rotate(q[:, 1:], k[:, 1:]))
     written = {name} | {path_of(t.value) for target in getattr(statement, "targets", [])
                         for t in (target.elts if isinstance(target, ast.Tuple) else [target])
-                        if isinstance(t, ast.Subscript)}
+                        if isinstance(t, ast.Subscript) and path_of(t.value)}
     reads = [n for n in ast.walk(getattr(statement, "value", statement))
-             if isinstance(n, ast.Subscript) and path_of(n.value) in written - {None}]
+             if isinstance(n, ast.Subscript) and path_of(n.value) in written]
     if reads and statement.lineno == statement.end_lineno:  # x[t] = f(x[t - 1]): the same line
         # reads a part the write then changes: the node saves a copy; so does every other
         # such write of the function (buf[2] = f(buf[0]), then buf[4] = f(buf[2])), whose
@@ -493,14 +493,15 @@ def _inplace_given(call: ast.Call) -> ast.expr | None:
     if keyword is not None:
         return keyword if isinstance(keyword, ast.Constant) and keyword.value is True else None
     name = (path_of(call.func) or "").split(".")[-1]
-    made = getattr(torch.nn, name, None) if isinstance(getattr(torch.nn, name, None), type) \
-        else getattr(torch.nn.functional, name, None)
+    layer = getattr(torch.nn, name, None)
+    made = layer if isinstance(layer, type) else getattr(torch.nn.functional, name, None)
     try:
         parameters = list(inspect.signature(made).parameters) if callable(made) else []
     except (TypeError, ValueError):
         return None
-    at = parameters.index("inplace") if "inplace" in parameters else len(call.args)
-    given = call.args[at] if at < len(call.args) else None
+    if "inplace" not in parameters or parameters.index("inplace") >= len(call.args):
+        return None
+    given = call.args[parameters.index("inplace")]
     return given if isinstance(given, ast.Constant) and given.value is True else None
 
 
