@@ -20,13 +20,14 @@ import os
 import sys
 import sysconfig
 import threading
+import weakref
 from collections import deque
 from typing import Any, Callable, NamedTuple
 
 import torch
 import torch.utils.checkpoint
 
-from .graph import breadth_first
+from .graph import breadth_first, children
 
 LIBRARY_DIRS = (os.path.dirname(torch.__file__) + os.sep, os.path.dirname(os.path.abspath(__file__)) + os.sep)
 # A call is recorded at the user's line that made it: past the frames of installed libraries too,
@@ -37,6 +38,7 @@ PLAIN = (torch.Tensor, torch.nn.Parameter)  # not the fake tensors of a compiler
 _LEAF_SEQUENCE = 2 ** 63  # AccumulateGrad nodes carry the largest number: never "old"
 
 
+ON_PARAMETERS = "grad on parameters"  # the first run's mark of such a grad call
 UNKNOWN = ("", 0, 0)  # the place of a call not recorded (the command's first run keeps none)
 
 
@@ -54,6 +56,8 @@ class Call(NamedTuple):
             gradient step on the weights, as in meta-learning).
         cell: in a notebook, the number of the cell's run that made the call (a cell run
             twice keeps one file); 0 when not known.
+        inputs: for ``grad``, weak references to its inputs (the engine goes through only the
+            nodes on a way to them); empty when not recorded.
     """
 
     roots: tuple[Any, ...]
@@ -63,6 +67,7 @@ class Call(NamedTuple):
     where: tuple[str, int, int]
     on_parameters: bool = False
     cell: int = 0
+    inputs: tuple[Any, ...] = ()
 
 
 def as_tensors(value: Any) -> tuple[torch.Tensor, ...]:
@@ -124,7 +129,28 @@ def make_call(roots: Any, retained: bool, kind: str, inputs: Any = None,
         cell = cells.get(code.co_filename, 0) if cells is not None else 0
     on_parameters = kind == "grad" and all(
         isinstance(t, torch.nn.Parameter) for t in as_tensors(inputs))
-    return refs, number, bool(retained), kind, where, on_parameters, cell
+    return refs, number, bool(retained), kind, where, on_parameters, cell, \
+        _weak_inputs(inputs) if kind == "grad" else ()
+
+
+def _weak_inputs(inputs: Any) -> tuple[Any, ...]:
+    """Weak references to a ``grad`` call's inputs (none when one of them is not a tensor: a
+    gradient edge, which is not followed)."""
+    given = tuple(inputs) if isinstance(inputs, (list, tuple)) else (inputs,)
+    tensors = as_tensors(given)
+    return tuple(weakref.ref(t) for t in tensors) if len(tensors) == len(given) else ()
+
+
+def grad_on_parameters(inputs: Any) -> Any:
+    """For the first run's record of an ``autograd.grad`` call: :data:`ON_PARAMETERS` when
+    every input is an ``nn.Parameter`` (an inner step of meta-learning), else False."""
+    try:
+        tensors = as_tensors(inputs)
+        if tensors and all(isinstance(t, torch.nn.Parameter) for t in tensors):
+            return ON_PARAMETERS
+    except Exception:  # noqa: BLE001 - reading the inputs must never add an error
+        pass
+    return False
 
 
 def as_call(record: tuple) -> Call:
@@ -183,7 +209,7 @@ class History:
         self.regions: deque[tuple[int, int]] = deque(maxlen=64)
         # The command's first run keeps less, and faster (see Watch(recording=False)): each
         # call as (the sequence number its thread had reached, keep_graph, create_graph,
-        # accumulate_grad, its thread, the type of its first root, the count of calls so far),
+        # accumulate_grad, or for ``autograd.grad`` what grad_on_parameters gives, its thread, the type of its first root, the count of calls so far),
         # every thread's; the calls
         # are the main thread's on plain tensors (not a compiler's tracing, on its own).
         self.counted: deque[tuple] = deque(maxlen=4 * size)
@@ -193,7 +219,8 @@ class History:
     def calls(self) -> list[Call]:
         """The calls, oldest first (the first run's counted ones before any recorded since)."""
         counted = [((), number - 1, bool(keep or create),
-                    "grad" if accumulate is False else "backward", UNKNOWN, False, 0)
+                    "grad" if accumulate is False or accumulate is ON_PARAMETERS else "backward",
+                    UNKNOWN, accumulate is ON_PARAMETERS, 0, ())
                    for number, keep, create, accumulate, thread, root, _ in self.counted
                    if thread == self.thread and root in PLAIN]
         return [as_call(record) for record in [*counted[-self.records.maxlen:], *self.records]]
@@ -272,6 +299,21 @@ def sequence(node: Any) -> int:
     return _LEAF_SEQUENCE if number >= _LEAF_SEQUENCE else number
 
 
+def _toward(order: list[Any], inputs: tuple[Any, ...]) -> set[Any]:
+    """The nodes of ``order`` from which a way leads to one of ``inputs`` (weak references to
+    tensors: a leaf's AccumulateGrad, or a non-leaf's own node)."""
+    tensors = [t for t in (ref() for ref in inputs) if t is not None]
+    targets = {t.grad_fn for t in tensors if t.grad_fn is not None}
+    leaves = {id(t) for t in tensors if t.grad_fn is None}
+    found = {n for n in order if n in targets or id(getattr(n, "variable", None)) in leaves}
+    # children are made before their parents: in that order, one pass finds them all
+    for node in sorted((n for n in order if not hasattr(n, "variable")),
+                       key=lambda n: n._sequence_nr()):
+        if node not in found and any(child in found for child in children(node)):
+            found.add(node)
+    return found
+
+
 def alive_roots(call: Call, known: dict[int, Any]) -> list[Any]:
     """The nodes ``call`` started from that are still alive, among ``known`` (by number)."""
     return [known[number] for number in call.roots if number in known]
@@ -298,6 +340,8 @@ def old_nodes(order: list[Any], calls: list[Call], inplace: bool,
             went = {n for n in breadth_first(alive) if n in in_graph and not hasattr(n, "variable")}
         else:
             went = {n for n in order if sequence(n) <= call.sequence}
+        if call.inputs:  # a gradient goes only through the nodes on a way to its inputs
+            went &= _toward(order, call.inputs)
         went -= old
         if went:
             old |= went

@@ -35,14 +35,20 @@ def page_for(pattern: str, evidence: Any, scene: Scene) -> str | None:
         return "20_meta_learning"  # adapted weights gone through by a backward per query
     if pattern in _GENERIC and scene.same_loss:
         return "01_backward_twice"  # the same loss built again from the same tensors
-    if pattern in _KEPT and scene.critic:
-        return "12_gan_discriminator"  # a discriminator scores a fake batch it went through
+    if pattern in _KEPT and (scene.critic or scene.critic_step):
+        # a discriminator scores a fake batch it went through, or its own step went through
+        # the fake and the generator
+        return "12_gan_discriminator"
     if pattern in _OLD_CARRIER and scene.from_collection:
         return "02_two_losses_one_forward"  # losses of one forward, backpropagated in turn
     if pattern in ("hidden_state", "outside_loop", "kept_value") and scene.outer_step:
         # The earlier call ran earlier in this very step, in a caller: a second loss over what
         # the first went through, taken by a second network or not.
         return "04_two_networks" if scene.consumer else "02_two_losses_one_forward"
+    if pattern == "outside_loop" and scene.consumer:
+        # computed before the loop and taken by a network of each pass: the pattern's own page,
+        # said here so that a recording of losses taken in turn does not change it
+        return "13_tensor_outside_loop"
     if pattern in ("hidden_state", "module_state", "kept_value") and scene.self_built:
         return "06_accumulating_loss"  # the loss backpropagated is a running mix of losses
     if pattern == "unknown" and evidence.from_gradient:

@@ -46,6 +46,9 @@ class Scene:
         critic: in the new part of the graph, one network takes both the old tensor and inputs
             that carry no old graph (a discriminator scoring a kept fake batch and real data),
             and the old part was made by other weights (the generator).
+        critic_step: the earlier backward was such a critic's own step: weights that its graph
+            took on inputs of its own (a discriminator on real data) were taken in the shared
+            part too, on what other weights made (the generator's fake batch, not detached).
         consumer: between the root and the old graph, a node takes weights (a second network
             takes the old tensor), not only sums and functions without weights.
         reentrant: the graph holds a reentrant checkpoint, and the error came from the backward
@@ -70,16 +73,17 @@ class Scene:
     def __init__(self, order: list[Any], kids: dict[Any, list[Any]], old: set[Any],
                  roots: list[Any], reaches: Any, calls: list[Call], frames: list[Any],
                  owner: Any, carrier: Any, nested: bool, inside: Any = (),
-                 history: Any = ()) -> None:
+                 history: Any = (), before: Any = ()) -> None:
         """``order`` the graph's nodes, ``kids`` their children, ``old`` the nodes earlier
         calls went through, ``roots`` the nodes it started from, ``reaches(node)`` whether a
         node's graph reaches an old one, ``calls`` the earlier calls newest first, ``frames``
         the user's frames innermost first, ``owner`` the object holding the top carrier (if
         any), ``carrier`` the top carrier (if any), ``nested``: the error came from a backward
         another backward ran; ``inside``: the calls that the failing backward's outermost call
-        ran inside itself; ``history``: every earlier call, oldest first."""
+        ran inside itself; ``history``: every earlier call, oldest first; ``before``: the nodes
+        of the earlier call's graph, from its roots that are still alive."""
         self.order, self.kids, self.old, self.roots = order, kids, old, roots
-        self.history = history
+        self.history, self.before = history, before
         self.reaches, self.frames, self.owner, self.carrier = reaches, frames, owner, carrier
         self.latest, self.nested = (calls[0] if calls else None), nested
         # the earlier call that made the graph old was run inside the failing one's outermost call
@@ -106,6 +110,10 @@ class Scene:
     @cached_property
     def critic(self) -> bool:
         return critic(self.order, self.kids, self.old, self.reaches)
+
+    @cached_property
+    def critic_step(self) -> bool:
+        return critic_step(self.before, self.old)
 
     @cached_property
     def consumer(self) -> bool:
@@ -323,6 +331,15 @@ def critic(order: list[Any], kids: dict[Any, list[Any]], old: set[Any], reaches:
             (taking if reaches(node) else not_taking).update(taken)
     made_by = leaves_of(child for node in old for child in kids.get(node, ()))
     return bool(taking & not_taking) and bool(made_by) and not (taking & made_by)
+
+
+def critic_step(before: list[Any], old: set[Any]) -> bool:
+    """Whether the earlier backward's graph (``before``, its nodes) was a critic's step through
+    the shared part ``old``: weights its own part takes (a discriminator on real data) are taken
+    in the shared part too, where other weights (the generator's) are taken as well."""
+    own = leaves_of(w for node in before if node not in old for w in _weights(node, old))
+    shared = leaves_of(w for node in old for w in _weights(node, old))
+    return bool(own & shared) and bool(shared - own)
 
 
 def made_once(owner: Any, attribute: str) -> bool:

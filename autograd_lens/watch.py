@@ -31,8 +31,8 @@ import torch
 
 from .errors import error_kind
 from .candidates import NOT_USERS
-from .history import (History, as_call, make_call, start_recording, stop_recording,
-                      user_frame)
+from .history import (History, as_call, grad_on_parameters, make_call, start_recording,
+                      stop_recording, user_frame)
 from .situation import Finding, explain
 from .unseen import without_ours
 
@@ -236,8 +236,8 @@ class Watch:
     def _wrap_light(self, original: Callable) -> Callable:
         """The wrapper of the command's first run: the call, counted, and kept as the sequence
         number its thread had reached (every node made before the call has a smaller one),
-        whether it kept its graph, its kind, its thread, the type of its first root and the
-        count so far, as one tuple (see ``History.counted``); not where it
+        whether it kept its graph, its kind (for ``autograd.grad``, whether its inputs are all
+        parameters), its thread, the type of its first root and the count so far, as one tuple (see ``History.counted``); not where it
         was made (the replay records it). A failure is explained.
 
         Its parameters are the engine's own (``run_backward``'s), so that torch's calls reach
@@ -245,7 +245,7 @@ class Watch:
         microsecond a call); an argument not given is not passed on (the engine's defaults)."""
         watch, counted, tick = self, self.history.counted, self._ticks.__next__
         get_ident, reached = threading.get_ident, torch._C._autograd._get_sequence_nr
-        omitted = _OMITTED
+        omitted, on_parameters = _OMITTED, grad_on_parameters
 
         @functools.wraps(original)
         def counting(tensors, grad_tensors=omitted, keep_graph=omitted, create_graph=omitted,
@@ -273,7 +273,8 @@ class Watch:
                         stopped.__traceback__ = None
                         raise
                 raise
-            counted.append((number, keep_graph, create_graph, accumulate_grad, get_ident(),
+            counted.append((number, keep_graph, create_graph,
+                            accumulate_grad or on_parameters(inputs), get_ident(),
                             type(tensors[0]) if tensors else None, tick()))
             return result
         self._code = counting.__code__

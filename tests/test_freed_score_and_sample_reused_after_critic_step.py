@@ -50,3 +50,10 @@ def test_the_edit_computes_both_again_in_order_and_trains_as_by_hand(run, tmp_pa
     assert edit["line"] == marked(NAME, "reused") and [line.strip() for line in edit["new"]][:2] == \
         ["proposal = torch.tanh(planner(state))", "score = critic(proposal)"], edit
     trains_as(NAME, run["report"], _by_hand(), tmp_path)
+
+
+def test_a_critic_whose_own_loss_takes_no_other_input_is_not_a_gan_s(run):
+    """The critic's step goes through the planner's proposal, but its own loss scores nothing
+    else (no real data through the same weights): the two losses' page, not the GAN's (see
+    test_pages_read_from_the_calls.py)."""
+    assert run["report"]["page"].endswith("/02_two_losses_one_forward.html"), run["text"]
