@@ -99,7 +99,7 @@ from .rules import BACKWARD, Fix, one_fix
 from .rules_in_turn import with_retained_graph
 from .second_loss import detached_at_join, retained_first
 from .grads_in_turn import grad_retained_in_loop
-from .held_names import held_as, recorded_names
+from .held_names import held_as, held_in, recorded_names
 from .nonreentrant import not_reentrant
 from .cached_block import cached_per_step
 from .spent_value import memo_cleared_after_backward, none_after_backward
@@ -116,6 +116,7 @@ def candidates(carriers: list, evidence: dict | None, failed: tuple[str, int] | 
         fixes += fresh_name(top) + fresh_total(top) + clear_after_backward(top, freed)
         fixes += made_again_in_loop(top, evidence) + attribute_made_again(top, evidence)
         fixes += start_again(top, evidence) + state_detached_where_kept(top, failed)
+        fixes += state_detached_by_the_loop(top, evidence, failed)
         fixes += appended_value_read(top) + taken_in_detached(top, evidence)
         fixes += none_after_backward(top, freed, failed) + cached_per_step(top, failed)
         fixes += memo_cleared_after_backward(top, evidence, freed, failed)
@@ -157,6 +158,41 @@ def state_detached_where_kept(carrier: Any, failed: tuple[str, int] | None) -> l
     inside = dataclasses.replace(carrier, name=carrier.shown, file=got["file"],
                                  line=got["line"], function=got["function"], shown="")
     return detach_state(Case((inside,), failed))
+
+
+def state_detached_by_the_loop(carrier: Any, evidence: dict | None,
+                               failed: tuple[str, int] | None) -> list[Fix]:
+    """An attribute read before it is assigned (``self.X``), which the recording shows held, at
+    the failure, by a name of the failing call's frame (``g.X``, ``g`` an object the training
+    loop hands to the methods that read and assign it, maybe several times a step): detached
+    there, in the loop of the failing call, before the first statement of the loop that reads
+    that name, so the step starts from a constant and every call of the step keeps its graph."""
+    from .rules import detach_lines
+
+    if not carrier.name.startswith("self.") or carrier.entry not in ("read_first", "kept") or \
+            not failed:
+        return []
+    source = Source.read(failed[0])
+    statement = source.statement_at(failed[1]) if source else None
+    loop = source.loop_of(statement) if statement is not None else None
+    if loop is None:
+        return []
+    here = [h["name"] for h in held_in(evidence) if held_as(carrier.name, h["name"])]
+    for name in here:
+        root = name.split(".")[0]
+        if not root.isidentifier() or name.count(".") != carrier.name.count("."):
+            continue
+        simple = [s for s in source.statements(loop) if not hasattr(s, "body")]
+        first = next((s for s in simple if source.reads(s, root)), None)
+        if first is None or first.lineno > statement.lineno or \
+                any(s.lineno <= first.lineno for s in source.stores(loop, root)):
+            continue  # made in the loop before it is read: not the object the step hands on
+        lines = detach_lines(source, name, carrier.form, source.indent(first.lineno))
+        if lines:
+            return one_fix("the state kept on the object comes into each step without its "
+                           "graph (truncated backpropagation through time); every call in "
+                           "the step keeps its own", Plan(source).before(first.lineno, *lines))
+    return []
 
 
 def _loop(source: Source, statement: ast.stmt) -> ast.stmt | None:
