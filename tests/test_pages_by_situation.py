@@ -66,6 +66,7 @@ def test_a_pattern_that_names_its_situation_keeps_its_own_page():
     error, ...) keeps its own page whatever the scene shows; a scene that shows nothing, or only
     a module's attribute holding a list the loss sums (no weights on the way), changes no page."""
     every = SimpleNamespace(outer_step=True, same_loss=True, from_collection=True, critic=True,
+                            critic_step=True,
                             consumer=True, reentrant=True, made_once=True, kept_on_module=True,
                             self_built=True, memoised=True, after_inner_step=True)
     none = SimpleNamespace(**{fact: False for fact in vars(every)})
