@@ -5,7 +5,9 @@ A reentrant checkpoint (``use_reentrant=True``, the default when it is not passe
 without a graph in the forward and builds the block's graph again in the backward, where it runs a
 backward of its own through it. Two such backward calls, one per checkpointed block, that go
 through one graph made outside the blocks (features a reference network wrote into both blocks'
-memories) each free it for the other: the second fails inside the step's backward. A
+memories) each free it for the other: the second fails inside the step's backward; or a block
+that reads the previous block's output by a closure, not as an input, runs the previous block's
+backward inside its own, and the step's backward then meets it freed. A
 non-reentrant checkpoint (``use_reentrant=False``) builds no backward of its own: the step's one
 backward goes through the shared graph once. Only a candidate: run before it is called the fix.
 """
@@ -38,15 +40,23 @@ def _reentrant_calls(source: Source) -> list[tuple[ast.Call, ast.keyword | None]
     return found
 
 
-def not_reentrant(evidence: dict | None, files: list[str]) -> list[Fix]:
-    """Where the recording shows the failing backward run inside another (``nested``), and the
-    graph freed by that same outer backward (or a call it ran), not by an earlier step's: every
-    reentrant checkpoint call of ``files`` made with ``use_reentrant=False``."""
+def ran_inside(evidence: dict | None) -> bool:
+    """Whether the recording shows the graph freed by a backward that ran inside the failing
+    call's outermost one: the failing call is run inside another (``nested``), or the call that
+    freed it is, and no call returned after it (its outer call is still running: the failing
+    one). Not a graph kept from an earlier step, which any backward frees."""
     evidence = evidence or {}
     freed, outer = (evidence.get("node") or {}).get("freed_by"), evidence.get("backwards") or []
-    if not (evidence.get("nested") and freed and outer and
-            freed["number"] >= outer[-1]["number"]):
-        return []  # (a graph kept from an earlier step is freed by any checkpoint)
+    return bool((evidence.get("nested") or freed and freed.get("nested")) and freed and outer and
+                freed["number"] >= outer[-1]["number"])
+
+
+def not_reentrant(evidence: dict | None, files: list[str]) -> list[Fix]:
+    """Where the recording shows the graph freed by a backward run inside the failing call's
+    outermost one (see :func:`ran_inside`): every reentrant checkpoint call of ``files`` made
+    with ``use_reentrant=False``."""
+    if not ran_inside(evidence):
+        return []
     fixes: list[Fix] = []
     for file in dict.fromkeys(files):
         source = Source.read(file)

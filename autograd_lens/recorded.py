@@ -36,6 +36,7 @@ from typing import Any
 
 from .across_step import stale_carriers
 from .carrier_origin import got, in_turn
+from .nonreentrant import ran_inside
 from .held_names import (as_container, by_recording, function_of, held_as, held_in,
                          holds_freed, recorded_names)
 from .old_graph import said
@@ -227,6 +228,10 @@ def amend(finding: Any, evidence: dict | None, why_not: str = "") -> Any:
             changes["carriers"] = [_made_after(c, evidence, freed) for c in changes["carriers"]]
             changes["carriers"] = _entering_first(changes["carriers"], evidence, freed)
         key = finding.pattern.key if finding.pattern else ""
+        if ran_inside(evidence) and (evidence.get("node") or {}).get("name", "").startswith(
+                "CheckpointFunction"):  # freed by the backward a reentrant checkpoint ran inside
+            changes["situation"] = "18_checkpoint"  # the failing one
+            return dataclasses.replace(finding, **changes)
         if is_second_loss(evidence) and changes["carriers"] and key != "gan_discriminator" \
                 and finding.situation != "12_gan_discriminator":  # a GAN's own page stands
             changes["carriers"] = joining_carrier(changes["carriers"], evidence, got)
