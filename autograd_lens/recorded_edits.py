@@ -95,7 +95,7 @@ from typing import Any
 
 from .backward_calls import backward_subject
 from .edits import Plan, Source, path_of
-from .rules import BACKWARD, Fix, one_fix
+from .rules import BACKWARD, Fix, one_fix, with_keyword
 from .rules_in_turn import with_retained_graph
 from .second_loss import detached_at_join, retained_first
 from .grads_in_turn import grad_retained_in_loop
@@ -558,6 +558,10 @@ def earlier_backward_retained(freed: dict | None, failed: tuple[str, int] | None
         return []
     source, statement, scope = found
     call = statement.value
+    if isinstance(call, ast.Call) and backward_subject(call) is not None:
+        passed = _passed_on(call, scope)
+        if passed:  # backward(retain_graph=retain_graph), the caller's argument
+            return _retained_by_caller(freed, source, scope, passed)
     if not isinstance(call, ast.Call) or backward_subject(call) is None or \
             len(call.args) > 1 or any(isinstance(a, ast.Starred) for a in call.args) or \
             any(k.arg in ("retain_graph", "create_graph") for k in call.keywords):
@@ -579,6 +583,42 @@ def earlier_backward_retained(freed: dict | None, failed: tuple[str, int] | None
                    "ran between them), so the later backward goes through it too: each loss's "
                    "gradients, accumulated in turn, as one backward of their sum gives them up "
                    "to round-off", with_retained_graph(source, call))
+
+
+def _passed_on(call: ast.Call, scope: ast.AST) -> str:
+    """The parameter of ``scope`` (a function) that ``call`` passes on as its ``retain_graph``
+    (``def backward(self, retain_graph=False): self.loss.backward(retain_graph=retain_graph)``),
+    when it is one with a default; else ""."""
+    given = next((k.value for k in call.keywords if k.arg == "retain_graph"), None)
+    if not isinstance(given, ast.Name) or not isinstance(scope, (ast.FunctionDef,
+                                                                 ast.AsyncFunctionDef)):
+        return ""
+    arguments = scope.args
+    defaulted = [a.arg for a in (arguments.posonlyargs + arguments.args)[
+        len(arguments.posonlyargs + arguments.args) - len(arguments.defaults):]]
+    defaulted += [a.arg for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults) if d]
+    return given.id if given.id in defaulted else ""
+
+
+def _retained_by_caller(freed: dict, source: Source, scope: ast.AST, parameter: str) \
+        -> list[Fix]:
+    """The recorded caller's statement of the function whose backward freed the graph (the
+    first of the freeing call's recorded chain), where it calls that function by name on one
+    line, without the parameter: the call gets ``parameter=True``."""
+    chain = [f for f in freed.get("chain") or [] if f.get("file") == freed["user"]["file"]]
+    statement = source.statement_at(chain[0]["line"]) if chain else None
+    calls = [n for n in ast.walk(statement) if isinstance(n, ast.Call) and
+             (path_of(n.func) or "").split(".")[-1] == scope.name and
+             n.lineno == n.end_lineno] if statement is not None else []
+    if len(calls) != 1 or any(k.arg in (parameter, None) for k in calls[0].keywords):
+        return []
+    plan = with_keyword(Plan(source), source, calls[0], parameter, "True")
+    return one_fix(f"the call at line {statement.lineno} passes {parameter}=True to the "
+                   f"backward at line {freed['user']['line']}, which keeps the graph (recorded: "
+                   "it started from another loss than the later backward, and no optimizer "
+                   "step ran between them), so the later backward goes through it too: each "
+                   "loss's gradients, accumulated in turn, as one backward of their sum gives "
+                   "them up to round-off", plan) if plan is not None else []
 
 
 def inner_call_retained(evidence: dict | None) -> list[Fix]:
