@@ -48,8 +48,9 @@ def detach_state(case: Case, note: str = _TBPTT) -> list[Fix]:
             source, picked, carrier.form, source.indent(statement.lineno))))
     path = source.as_written(statement, carrier.name)  # states["north"] read as states[name]
     form = carrier.form
-    if _handed_whole(source, statement, carrier, path):  # every entry of the dict, as the step
-        path, form = carrier.shown, "dict"  # hands it on whole: the entry may not exist yet
+    whole = _handed_whole(source, statement, carrier, path)
+    if whole:  # every entry of the dict (or list), as the step hands it on whole: the entry
+        path, form = carrier.shown, whole  # may not exist yet, and the others hold graphs too
     weights = entry_of(path)
     if weights and differentiated(source, source.scope_at(statement.lineno), weights):
         return one_fix("each step differentiates with respect to the stepped weights as new "
@@ -65,7 +66,9 @@ def detach_state(case: Case, note: str = _TBPTT) -> list[Fix]:
         return []  # [preds[i] for i in keys]: no such i before the statement
     if computed_once(source, path):
         return []  # detached, what computes it once would never be trained
-    fill = _before_fill(source, path, statement)
+    # (a list of values handed on whole is read as it is where it enters, whichever statement
+    # of the loop filled it)
+    fill = statement if whole == "list" else _before_fill(source, path, statement)
     at = _before_steps(source, fill, case)
     if learned_start(source, path, at):  # detached after the store, not at the top
         return _after_stores(case, source, path, at)
@@ -90,18 +93,24 @@ def detach_state(case: Case, note: str = _TBPTT) -> list[Fix]:
         (_read_detached(source, statement, path) if "." in path and not roles else [])
 
 
-def _handed_whole(source: Source, statement: ast.stmt, carrier: Any, path: str) -> bool:
-    """Whether the carrier is an entry under a string key of a dict (``states["enc"]``, shown
-    as ``states``) that the statement where it enters does not read, but hands on whole (``out,
-    states = model(x, states)``; not ``states[k]``, nor ``states.items()``): a function reads
-    the entries, by keys of its own."""
+def _handed_whole(source: Source, statement: ast.stmt, carrier: Any, path: str) -> str:
+    """The form of the container (``"dict"``, ``"list"``) when the carrier is an entry under a
+    string key of a dict (``states["enc"]``, shown as ``states``), or an entry of a list by its
+    index (``outputs[0]``), that the statement where it enters does not read, but hands on whole
+    (``out, states = model(x, states)``; not ``states[k]``, nor ``states.items()``): a function
+    reads the entries, by keys of its own; else ""."""
     container = carrier.shown
-    if not container or re.fullmatch(rf"{re.escape(container)}\[(['\"]).*\1\]",
-                                     carrier.name) is None or source.reads(statement, path):
-        return False
+    if not container or source.reads(statement, path):
+        return ""
+    keyed = re.fullmatch(rf"{re.escape(container)}\[(['\"]).*\1\]", carrier.name)
+    indexed = carrier.origin == "list" and \
+        re.fullmatch(rf"{re.escape(container)}\[\d+\]", carrier.name)
+    if not keyed and not indexed:
+        return ""
     parts = {id(n.value) for n in ast.walk(statement) if isinstance(n, (ast.Subscript,
                                                                          ast.Attribute))}
-    return any(id(read) not in parts for read in source.reads(statement, container))
+    whole = any(id(read) not in parts for read in source.reads(statement, container))
+    return ("dict" if keyed else "list") if whole else ""
 
 
 def _picked_alias(source: Source, statement: ast.stmt, carrier: Any) -> str:
@@ -564,7 +573,8 @@ def _made_up_front(carrier: Any) -> tuple | None:
     """(source, statement, name, form) of a carrier made by ``name = EXPR`` outside every loop
     (or held in what it assigns: ``data.feats["x"]`` made by ``data = make(...)``), as
     recorded (the statement that keeps it under its name, when another made its node); the
-    form of a dict, for an entry read by a string key; None for any other."""
+    form of a dict, for an entry read by a string key, of a list for an entry of one (recorded,
+    or made by a list display); None for any other."""
     got = getattr(carrier, "kept", None) or getattr(carrier, "got", None)
     source = Source.read(got["file"]) if got else None
     statement = source.statement_at(got["line"]) if source else None
@@ -578,8 +588,9 @@ def _made_up_front(carrier: Any) -> tuple | None:
         if isinstance(target, (ast.Tuple, ast.List)) else []
     if not any(re.match(rf"{n.id}(?![\w])", name) for n in names):
         return None  # (the name it assigns, or a path into what it holds: ``data.feats["x"]``)
-    form = "list" if carrier.name.startswith(name + "[") and \
-        isinstance(statement.value, (ast.List, ast.ListComp)) else \
+    form = "list" if carrier.name.startswith(name + "[") and (
+        isinstance(statement.value, (ast.List, ast.ListComp)) or carrier.origin == "list" and
+        re.fullmatch(rf"{re.escape(name)}\[\d+\]", carrier.name)) else \
         "dict" if carrier.name.startswith(name + '["') else carrier.form
     return source, statement, name, form
 
