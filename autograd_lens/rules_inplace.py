@@ -257,7 +257,43 @@ def _copy_before(source: Source, statement: ast.stmt, name: str) -> list[Fix]:
     for anchor in dict.fromkeys([outside, statement] if _read_only_by_writes(
             source, outside, name) else [statement, outside]):
         found += _copy_at(source, anchor, name)
-    return found
+    return found + _copy_in_method(source, statement, name)
+
+
+def _copy_in_method(source: Source, statement: ast.stmt, name: str) -> list[Fix]:
+    """An attribute of the object (``self.vec[:, 0] = bg``) written in a method: the copy is a
+    name of the method's own, which the write and every later read of the method use, and the
+    object keeps its tensor unwritten (a copy kept in the attribute would carry this call's
+    graph into the next call). Not when the method assigns the attribute later."""
+    scope = source.scope_at(statement.lineno)
+    if not re.fullmatch(r"self\.\w+", name) or not isinstance(
+            scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return []
+    first = _first_of_run(source, statement, name)
+    after = [s for s in source.statements(scope) if s.lineno >= first.lineno and
+             not hasattr(s, "body")]  # (reads in an ``if``'s test are not replaced: none then)
+    if any(s.lineno > statement.lineno for s in source.stores(scope, name)):
+        return []
+    taken = {n.id for n in ast.walk(scope) if isinstance(n, ast.Name)} | \
+        {a.arg for a in ast.walk(scope) if isinstance(a, ast.arg)}
+    local = next(c for c in (name[5:], name[5:] + "_copy", name[5:] + "_own")
+                 if c not in taken) if name[5:] + "_own" not in taken else ""
+    if not local:
+        return []
+    plan = Plan(source)
+    for other in after:
+        for read in source.reads(other, name):
+            if read.lineno != read.end_lineno:
+                return []
+            plan.replace_span(read, local)
+    # made where the method's own body holds the write (before an ``if`` around it), so the
+    # name is bound wherever it is read
+    top = next(s for s in scope.body if s.lineno <= first.lineno <= s.end_lineno)
+    plan.before(top.lineno, f"{source.indent(top.lineno)}{local} = {name}.clone()")
+    return one_fix(f"the write goes into a copy that the method keeps under a name of its own "
+                   f"and reads from there on, so the node keeps the tensor it saved and "
+                   f"`{name}` stays as it was (no call's graph is kept in it for the next)",
+                   plan)
 
 
 def _copy_at(source: Source, statement: ast.stmt, name: str) -> list[Fix]:
