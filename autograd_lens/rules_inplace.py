@@ -722,9 +722,24 @@ def _reading_rebuilt(source: Source, step: ast.stmt, copies: list[ast.stmt]) -> 
                  any(source.reads(c, t) for c in copies if c.lineno > s.lineno
                      for t in targets(s))]
         if not added:
-            return copies
+            return copies + _entries_stored(source, step, copies, chosen)
         chosen |= {id(s) for s in added}
         copies = sorted(copies + added, key=lambda s: s.lineno)
+
+
+def _entries_stored(source: Source, step: ast.stmt, copies: list[ast.stmt],
+                    chosen: set[int]) -> list[ast.stmt]:
+    """The statements between the last of ``copies`` and ``step`` (in blocks that hold it) that
+    store an entry into a container a copy builds again (``losses['d'] = ...`` after ``losses,
+    out = model(x)``): stored again after it, or the container built again would lack them."""
+    rebuilt = {t for c in copies for t in targets(c) if isinstance(t, str)}
+    return [s for s in source.statements(source.scope_at(step.lineno))
+            if copies[-1].end_lineno < s.lineno and s.end_lineno < step.lineno and
+            id(s) not in chosen and isinstance(s, ast.Assign) and _encloses(source, s, step) and
+            all(isinstance(t, ast.Subscript) and path_of(t.value) in rebuilt
+                for t in s.targets) and
+            not any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and
+                    n.func.attr in ("backward", "step") for n in ast.walk(s.value))]
 
 
 def _encloses(source: Source, node: ast.stmt, step: ast.stmt) -> bool:
