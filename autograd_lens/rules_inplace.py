@@ -68,7 +68,7 @@ def out_of_place(case: Case) -> list[Fix]:
         return _built_after_writer(case, source, statement) if write.trained else []
     if statement is None or not write.name:
         return []
-    indent, name = source.indent(statement.lineno), write.name
+    indent, name = source.indent(statement.lineno), source.as_written(statement, write.name)
     if _written_name(statement) and source.reads(statement, name) == [] and \
             not _part_reads(statement, name):  # written through a view of another name
         name = _written_name(statement)
