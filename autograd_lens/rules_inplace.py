@@ -68,7 +68,9 @@ def out_of_place(case: Case) -> list[Fix]:
         return _built_after_writer(case, source, statement) if write.trained else []
     if statement is None or not write.name:
         return []
-    indent, name = source.indent(statement.lineno), source.as_written(statement, write.name)
+    indent, name = source.indent(statement.lineno), write.name
+    if re.search(r"\[(\d+|'[^']*'|\"[^\"]*\")\]$", name):  # the key it had at run time
+        name = _as_target(source, statement, name)  # (cache[1]): as the write names it
     if _written_name(statement) and source.reads(statement, name) == [] and \
             not _part_reads(statement, name):  # written through a view of another name
         name = _written_name(statement)
@@ -154,6 +156,22 @@ def out_of_place(case: Case) -> list[Fix]:
         # then: a part read and saved (x[t - 1] @ w) is saved anew by every turn
         return whole + copied if write.slot == "result" else copied + combined
     return _copy_before(source, statement, name)
+
+
+def _as_target(source: Source, statement: ast.stmt, name: str) -> str:
+    """An entry the recording names by the key it had (``cache[1]``), as the statement's
+    write names it (``cache[self.index].copy_(...)``, ``levels[i - 1] += ...``): the one entry
+    of that container the statement writes; else ``name``."""
+    container = name[:name.index("[")]
+    written = [t for t in getattr(statement, "targets", [getattr(statement, "target", None)])
+               if t is not None]
+    value = getattr(statement, "value", None)
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and \
+            value.func.attr.endswith("_"):
+        written.append(value.func.value)  # x[k].copy_(...), x[k].mul_(...)
+    found = {source.segment(t) for t in written if isinstance(t, ast.Subscript) and
+             path_of(t.value) == container and t.lineno == t.end_lineno}
+    return found.pop() if len(found) == 1 else name
 
 
 def _recorded_lines(source: Source, lines: tuple, scope: ast.AST) -> list[ast.stmt]:

@@ -48,3 +48,17 @@ def _by_hand() -> dict:
 
 def test_the_edit_trains_as_by_hand(run, tmp_path):
     trains_as(NAME, run["report"], _by_hand(), tmp_path)
+
+
+ARITHMETIC = "inplace_list_entry_by_expression_index.py"
+
+
+def test_an_entry_named_by_an_expression_is_written_anew_as_it_is(tmp_path):
+    """Only a key the recording saw (``cache[1]``) is named as the source names it; an entry the
+    source names by an expression (``levels[i - 1]``) is written out of place as it stands, not
+    taken for another entry the line reads (``levels[i]``)."""
+    run = recorded_runs([ARITHMETIC], tmp_path)[ARITHMETIC]
+    assert run["report"]["verdict"] == "gone", run["text"]
+    edit = run["report"]["edits"][0]
+    assert edit["line"] == marked(ARITHMETIC, "written") and edit["new"][0].strip().startswith(
+        "levels[i - 1] = levels[i - 1] + F.interpolate(levels[i]"), edit
