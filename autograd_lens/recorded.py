@@ -228,6 +228,11 @@ def amend(finding: Any, evidence: dict | None, why_not: str = "") -> Any:
             changes["carriers"] = [_made_after(c, evidence, freed) for c in changes["carriers"]]
             changes["carriers"] = _entering_first(changes["carriers"], evidence, freed)
         key = finding.pattern.key if finding.pattern else ""
+        if key == "accumulated_loss" and _accumulated_in_this_step(finding, changes["carriers"]):
+            # the total the first run named was computed in this step, from a state an object
+            # keeps from the step before: that state, not a total kept across steps
+            changes["pattern"] = key_pattern = PATTERNS["module_state"]
+            key = key_pattern.key
         if ran_inside(evidence) and (evidence.get("node") or {}).get("name", "").startswith(
                 "CheckpointFunction"):  # freed by the backward a reentrant checkpoint ran inside
             changes["situation"] = "18_checkpoint"  # the failing one
@@ -455,6 +460,20 @@ def _entering_first(carriers: list, evidence: dict, freed: dict) -> list:
         return carriers
     return [c for c, r in zip(carriers, read) if r] + \
         [c for c, r in zip(carriers, read) if not r and not _made_after_freeing(c, evidence, freed)]
+
+
+def _accumulated_in_this_step(finding: Any, carriers: list) -> bool:
+    """Whether the carrier the first run decided a running total from is, as recorded,
+    computed in this step (made after the call that freed the graph) or no carrier at all, and
+    the first carrier now is an attribute that its object keeps from earlier calls (a method
+    reads it before it assigns it)."""
+    first = finding.carriers[0] if finding.carriers else None
+    said = next((c for c in carriers if first is not None and c.name == first.name and
+                 c.line == first.line), None)
+    top = carriers[0] if carriers else None
+    return first is not None and (said is None or _DERIVED in said.why) and \
+        top is not None and top is not said and top.name != first.name and \
+        top.origin == "attribute" and top.entry == "kept"
 
 
 def _made_after_freeing(carrier: Any, evidence: dict, freed: dict) -> bool:
