@@ -299,10 +299,13 @@ def sequence(node: Any) -> int:
     return _LEAF_SEQUENCE if number >= _LEAF_SEQUENCE else number
 
 
-def _toward(order: list[Any], inputs: tuple[Any, ...]) -> set[Any]:
+def _toward(order: list[Any], inputs: tuple[Any, ...]) -> set[Any] | None:
     """The nodes of ``order`` from which a way leads to one of ``inputs`` (weak references to
-    tensors: a leaf's AccumulateGrad, or a non-leaf's own node)."""
-    tensors = [t for t in (ref() for ref in inputs) if t is not None]
+    tensors: a leaf's AccumulateGrad, or a non-leaf's own node); None when an input is gone (a
+    function's local view: where it led cannot be told)."""
+    tensors = [ref() for ref in inputs]
+    if any(t is None for t in tensors):
+        return None
     targets = {t.grad_fn for t in tensors if t.grad_fn is not None}
     leaves = {id(t) for t in tensors if t.grad_fn is None}
     found = {n for n in order if n in targets or id(getattr(n, "variable", None)) in leaves}
@@ -340,8 +343,9 @@ def old_nodes(order: list[Any], calls: list[Call], inplace: bool,
             went = {n for n in breadth_first(alive) if n in in_graph and not hasattr(n, "variable")}
         else:
             went = {n for n in order if sequence(n) <= call.sequence}
-        if call.inputs:  # a gradient goes only through the nodes on a way to its inputs
-            went &= _toward(order, call.inputs)
+        toward = _toward(order, call.inputs) if call.inputs else None
+        if toward is not None:  # a gradient goes only through the nodes on a way to its inputs
+            went &= toward
         went -= old
         if went:
             old |= went
