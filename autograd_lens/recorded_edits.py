@@ -170,7 +170,7 @@ def state_detached_by_the_loop(carrier: Any, evidence: dict | None,
     from .rules import detach_lines
 
     if not carrier.name.startswith("self.") or carrier.entry not in ("read_first", "kept") or \
-            not failed:
+            not failed or _of_a_module(carrier):
         return []
     source = Source.read(failed[0])
     statement = source.statement_at(failed[1]) if source else None
@@ -193,6 +193,17 @@ def state_detached_by_the_loop(carrier: Any, evidence: dict | None,
                            "graph (truncated backpropagation through time); every call in "
                            "the step keeps its own", Plan(source).before(first.lineno, *lines))
     return []
+
+
+def _of_a_module(carrier: Any) -> bool:
+    """Whether the class whose method holds the carrier's line derives from a module (its
+    state has rules of its own: detached where the method stores it, or a learned start)."""
+    source = Source.read(carrier.file)
+    classes = [n for n in ast.walk(source.tree) if isinstance(n, ast.ClassDef) and
+               n.lineno <= carrier.line <= n.end_lineno] if source else []
+    inner = max(classes, key=lambda n: n.lineno) if classes else None
+    return inner is None or any((path_of(b) or "").split(".")[-1] == "Module"
+                                for b in inner.bases)
 
 
 def _loop(source: Source, statement: ast.stmt) -> ast.stmt | None:

@@ -48,10 +48,10 @@ def detach_state(case: Case, note: str = _TBPTT) -> list[Fix]:
             source, picked, carrier.form, source.indent(statement.lineno))))
     path = source.as_written(statement, carrier.name)  # states["north"] read as states[name]
     form = carrier.form
+    weights = entry_of(path)  # (of the entry: a list of weights differentiated is one)
     whole = _handed_whole(source, statement, carrier, path)
     if whole:  # every entry of the dict (or list), as the step hands it on whole: the entry
         path, form = carrier.shown, whole  # may not exist yet, and the others hold graphs too
-    weights = entry_of(path)
     if weights and differentiated(source, source.scope_at(statement.lineno), weights):
         return one_fix("each step differentiates with respect to the stepped weights as new "
                        "leaves; the step's graph ends where they are stored",
