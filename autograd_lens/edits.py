@@ -158,16 +158,14 @@ class Source:
 
     def as_written(self, statement: ast.stmt, path: str) -> str:
         """``path`` as ``statement`` reads it: itself, or, for an entry named by the key it had
-        at run time (``states["north"]``, ``caches[1]``), the one read that names the key by a
-        variable or an attribute (``states[name]``, ``caches[self.index]``); else ``path``
-        itself."""
+        at run time (``states["north"]``), the one read that names the key by a variable
+        (``states[name]``); else ``path`` itself."""
         if self.reads(statement, path) or not path.endswith("]"):
             return path
         container = path[:path.index("[")]
         found = {self.segment(n) for n in _walk_scope(statement)
                  if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Load)
-                 and (isinstance(n.slice, ast.Name) or isinstance(n.slice, ast.Attribute) and
-                      path_of(n.slice)) and _same(path_of(n.value) or "", container)}
+                 and isinstance(n.slice, ast.Name) and _same(path_of(n.value) or "", container)}
         return found.pop() if len(found) == 1 else path
 
     def may_be_none(self, path: str) -> bool:

@@ -209,8 +209,8 @@ class History:
         self.regions: deque[tuple[int, int]] = deque(maxlen=64)
         # The command's first run keeps less, and faster (see Watch(recording=False)): each
         # call as (the sequence number its thread had reached, keep_graph, create_graph,
-        # accumulate_grad, or for ``autograd.grad`` what grad_on_parameters gives, its thread, the type of its first root, the count of calls so far),
-        # every thread's; the calls
+        # accumulate_grad, or for ``autograd.grad`` what grad_on_parameters gives, its thread,
+        # the type of its first root, the count of calls so far), every thread's; the calls
         # are the main thread's on plain tensors (not a compiler's tracing, on its own).
         self.counted: deque[tuple] = deque(maxlen=4 * size)
         self.thread = threading.main_thread().ident

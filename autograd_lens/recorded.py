@@ -231,8 +231,7 @@ def amend(finding: Any, evidence: dict | None, why_not: str = "") -> Any:
         if key == "accumulated_loss" and _accumulated_in_this_step(finding, changes["carriers"]):
             # the total the first run named was computed in this step, from a state an object
             # keeps from the step before: that state, not a total kept across steps
-            changes["pattern"] = key_pattern = PATTERNS["module_state"]
-            key = key_pattern.key
+            changes["pattern"], key = PATTERNS["module_state"], "module_state"
         if ran_inside(evidence) and (evidence.get("node") or {}).get("name", "").startswith(
                 "CheckpointFunction"):  # freed by the backward a reentrant checkpoint ran inside
             changes["situation"] = "18_checkpoint"  # the failing one

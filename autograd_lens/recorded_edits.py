@@ -95,7 +95,7 @@ from typing import Any
 
 from .backward_calls import backward_subject
 from .edits import Plan, Source, path_of
-from .rules import BACKWARD, Fix, one_fix, with_keyword
+from .rules import BACKWARD, Fix, detach_lines, one_fix, with_keyword
 from .rules_in_turn import with_retained_graph
 from .second_loss import detached_at_join, retained_first
 from .grads_in_turn import grad_retained_in_loop
@@ -167,8 +167,6 @@ def state_detached_by_the_loop(carrier: Any, evidence: dict | None,
     loop hands to the methods that read and assign it, maybe several times a step): detached
     there, in the loop of the failing call, before the first statement of the loop that reads
     that name, so the step starts from a constant and every call of the step keeps its graph."""
-    from .rules import detach_lines
-
     if not carrier.name.startswith("self.") or carrier.entry not in ("read_first", "kept") or \
             not failed or _of_a_module(carrier):
         return []
@@ -178,11 +176,11 @@ def state_detached_by_the_loop(carrier: Any, evidence: dict | None,
     if loop is None:
         return []
     here = [h["name"] for h in held_in(evidence) if held_as(carrier.name, h["name"])]
+    simple = [s for s in source.statements(loop) if not hasattr(s, "body")]
     for name in here:
         root = name.split(".")[0]
         if not root.isidentifier() or name.count(".") != carrier.name.count("."):
             continue
-        simple = [s for s in source.statements(loop) if not hasattr(s, "body")]
         first = next((s for s in simple if source.reads(s, root)), None)
         if first is None or first.lineno > statement.lineno or \
                 any(s.lineno <= first.lineno for s in source.stores(loop, root)):
@@ -197,7 +195,8 @@ def state_detached_by_the_loop(carrier: Any, evidence: dict | None,
 
 def _of_a_module(carrier: Any) -> bool:
     """Whether the class whose method holds the carrier's line derives from a module (its
-    state has rules of its own: detached where the method stores it, or a learned start)."""
+    state has rules of its own: detached where the method stores it, or a learned start); True
+    too when no class of the file holds it (not an object's state the loop hands on)."""
     source = Source.read(carrier.file)
     classes = [n for n in ast.walk(source.tree) if isinstance(n, ast.ClassDef) and
                n.lineno <= carrier.line <= n.end_lineno] if source else []

@@ -294,8 +294,8 @@ def _copy_in_method(source: Source, statement: ast.stmt, name: str) -> list[Fix]
         return []
     taken = {n.id for n in ast.walk(scope) if isinstance(n, ast.Name)} | \
         {a.arg for a in ast.walk(scope) if isinstance(a, ast.arg)}
-    local = next(c for c in (name[5:], name[5:] + "_copy", name[5:] + "_own")
-                 if c not in taken) if name[5:] + "_own" not in taken else ""
+    local = next((c for c in (name[5:], name[5:] + "_copy", name[5:] + "_own")
+                  if c not in taken), "")
     if not local:
         return []
     plan = Plan(source)
@@ -750,7 +750,7 @@ def _entries_stored(source: Source, step: ast.stmt, copies: list[ast.stmt],
     """The statements between the last of ``copies`` and ``step`` (in blocks that hold it) that
     store an entry into a container a copy builds again (``losses['d'] = ...`` after ``losses,
     out = model(x)``): stored again after it, or the container built again would lack them."""
-    rebuilt = {t for c in copies for t in targets(c) if isinstance(t, str)}
+    rebuilt = {t for c in copies for t in targets(c)}
     return [s for s in source.statements(source.scope_at(step.lineno))
             if copies[-1].end_lineno < s.lineno and s.end_lineno < step.lineno and
             id(s) not in chosen and isinstance(s, ast.Assign) and _encloses(source, s, step) and

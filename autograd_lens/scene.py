@@ -23,8 +23,8 @@ import torch.utils.checkpoint
 from .backward_calls import NAMES, backward_subject, scaled_target
 from .candidates import NOT_USERS
 from .edits import Source
-from .graph import node_name
-from .history import Call, sequence
+from .graph import breadth_first, node_name
+from .history import Call, alive_roots, sequence
 from .reads import function_at, innermost_loop, path_of, source_tree
 from .source_writes import _in_place
 from .verdict import _VIEWS, _weights, leaves_of, through_weights
@@ -73,17 +73,17 @@ class Scene:
     def __init__(self, order: list[Any], kids: dict[Any, list[Any]], old: set[Any],
                  roots: list[Any], reaches: Any, calls: list[Call], frames: list[Any],
                  owner: Any, carrier: Any, nested: bool, inside: Any = (),
-                 history: Any = (), before: Any = ()) -> None:
+                 history: Any = (), known: Any = None) -> None:
         """``order`` the graph's nodes, ``kids`` their children, ``old`` the nodes earlier
         calls went through, ``roots`` the nodes it started from, ``reaches(node)`` whether a
         node's graph reaches an old one, ``calls`` the earlier calls newest first, ``frames``
         the user's frames innermost first, ``owner`` the object holding the top carrier (if
         any), ``carrier`` the top carrier (if any), ``nested``: the error came from a backward
         another backward ran; ``inside``: the calls that the failing backward's outermost call
-        ran inside itself; ``history``: every earlier call, oldest first; ``before``: the nodes
-        of the earlier call's graph, from its roots that are still alive."""
+        ran inside itself; ``history``: every earlier call, oldest first; ``known``: the
+        alive nodes by sequence number, where the earlier call's roots are looked up."""
         self.order, self.kids, self.old, self.roots = order, kids, old, roots
-        self.history, self.before = history, before
+        self.history, self.known = history, known or {}
         self.reaches, self.frames, self.owner, self.carrier = reaches, frames, owner, carrier
         self.latest, self.nested = (calls[0] if calls else None), nested
         # the earlier call that made the graph old was run inside the failing one's outermost call
@@ -113,7 +113,8 @@ class Scene:
 
     @cached_property
     def critic_step(self) -> bool:
-        return critic_step(self.before, self.old)
+        alive = alive_roots(self.latest, self.known) if self.latest is not None else []
+        return bool(alive) and critic_step(breadth_first(alive), self.old)
 
     @cached_property
     def consumer(self) -> bool:

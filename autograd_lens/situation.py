@@ -272,13 +272,6 @@ def _grows(container: Any, old: set[Any], calls: list[Call]) -> bool:
     return len(steps) > 1 or (bool(steps) and any(n not in old for n in nodes))
 
 
-def _before(calls: list[Call], known: dict[int, Any]) -> list[Any]:
-    """The nodes of the graph of the newest of ``calls`` (the one that made this graph old),
-    from its roots that are still alive (none: the call's graph cannot be read)."""
-    alive = alive_roots(calls[0], known) if calls else []
-    return breadth_first(alive) if alive else []
-
-
 def _known(order: list[Any], frames: list[Any]) -> dict[int, Any]:
     """Alive nodes by sequence number: this graph's, and those of the tensors the frames'
     variables hold (directly, or in a tuple, list or dict), where an earlier root would be."""
@@ -363,7 +356,7 @@ def explain(error: BaseException, roots: Any, calls: list[Call], frames: list[An
     scene = Scene(order, kids, old, root_nodes, view.reaches, used, frames,
                   carriers[0][1].owner if carriers else None,
                   carriers[0][0] if carriers else None, nested, inside=inside, history=calls,
-                  before=_before(used, known))
+                  known=known)
     key = refined(decide(evidence), evidence, scene)
     return Finding(str(error).split("\n")[0], named, frontier,
                    PATTERNS.get(key), _hidden(tensors) if tensors else (),

@@ -237,8 +237,9 @@ class Watch:
         """The wrapper of the command's first run: the call, counted, and kept as the sequence
         number its thread had reached (every node made before the call has a smaller one),
         whether it kept its graph, its kind (for ``autograd.grad``, whether its inputs are all
-        parameters), its thread, the type of its first root and the count so far, as one tuple (see ``History.counted``); not where it
-        was made (the replay records it). A failure is explained.
+        parameters), its thread, the type of its first root and the count so far, as one tuple
+        (see ``History.counted``); not where it was made (the replay records it). A failure is
+        explained.
 
         Its parameters are the engine's own (``run_backward``'s), so that torch's calls reach
         it without packing their arguments into a tuple and a dictionary (that alone cost a
