@@ -1,0 +1,98 @@
+"""The command's reports on many programs, kept, and two sets of them compared byte for byte.
+
+Before and after a change that must not change what the command says (moving modules, say)::
+
+    python scripts/same_reports.py keep before/                 # tests/scripts/*.py
+    python scripts/same_reports.py keep before/ more/*.py       # or programs of your own
+    ...the change...
+    python scripts/same_reports.py keep after/
+    python scripts/same_reports.py compare before/ after/       # exit code 1 if any differ
+
+Each program runs alone, in a new temporary folder holding a copy of its own, as
+``python -m autograd_lens --report report.json PROGRAM``; kept are the exit code, what the command
+printed (its standard error, and the program's output) and the report. The temporary folder's
+path is written ``<folder>`` in them, the only part that changes from run to run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def kept(program: Path) -> str:
+    """What the command gives on ``program``, as one text."""
+    with tempfile.TemporaryDirectory(prefix="same-reports-") as folder:
+        shutil.copy(program, folder)
+        env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONPATH=str(ROOT))
+        try:
+            done = subprocess.run([sys.executable, "-m", "autograd_lens", "--report", "report.json",
+                                   program.name], cwd=folder, capture_output=True, text=True,
+                                  timeout=600, env=env)
+            result = f"exit code {done.returncode}"
+        except subprocess.TimeoutExpired as stopped:
+            done, result = stopped, "stopped after 600 s"
+        report = Path(folder, "report.json")
+        text = (f"{result}\n--- standard output\n{done.stdout or ''}\n--- standard error\n"
+                f"{done.stderr or ''}\n--- report\n"
+                f"{report.read_text() if report.exists() else '(none)'}\n")
+        return text.replace(os.path.realpath(folder), "<folder>").replace(folder, "<folder>")
+
+
+def keep(out: Path, programs: list[Path], jobs: int) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        for program, text in zip(programs, pool.map(kept, programs)):
+            (out / f"{program.stem}.txt").write_text(text)
+    print(f"kept the command's reports on {len(programs)} programs in {out}")
+
+
+def compare(before: Path, after: Path) -> int:
+    names = sorted({p.name for p in before.glob("*.txt")} | {p.name for p in after.glob("*.txt")})
+    differ = []
+    for name in names:
+        old, new = before / name, after / name
+        if not (old.exists() and new.exists()):
+            differ.append(name)
+            print(f"{name}: only in {before if old.exists() else after}")
+        elif old.read_bytes() != new.read_bytes():
+            differ.append(name)
+            print("".join(difflib.unified_diff(old.read_text().splitlines(True),
+                                               new.read_text().splitlines(True), str(old), str(new))))
+    print(f"{len(names) - len(differ)} of {len(names)} reports the same, byte for byte")
+    return 1 if differ else 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    verbs = parser.add_subparsers(dest="verb", required=True)
+    keeping = verbs.add_parser("keep", help="run the command on programs and keep what it gives")
+    keeping.add_argument("out", type=Path)
+    keeping.add_argument("programs", type=Path, nargs="*",
+                         help="programs (default: every program in tests/scripts)")
+    keeping.add_argument("-j", "--jobs", type=int, default=2)
+    comparing = verbs.add_parser("compare", help="compare two folders that keep made")
+    comparing.add_argument("before", type=Path)
+    comparing.add_argument("after", type=Path)
+    options = parser.parse_args()
+    if options.verb == "compare":
+        return compare(options.before, options.after)
+    programs = options.programs or sorted((ROOT / "tests" / "scripts").glob("*.py"))
+    missing = [str(p) for p in programs if not p.is_file()]
+    if missing:
+        parser.error(f"no such program: {', '.join(missing)}")
+    keep(options.out, [p.resolve() for p in programs], options.jobs)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
