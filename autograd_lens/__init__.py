@@ -13,16 +13,16 @@ import sys
 from typing import Any
 
 _API = {
-    "diagnose": ["PATTERNS", "FrontierNode", "Pattern", "Report", "SourceLine", "Suspect",
+    "predict.diagnose": ["PATTERNS", "FrontierNode", "Pattern", "Report", "SourceLine", "Suspect",
                  "diagnose"],
-    "describe": ["describe"],
-    "draw": ["draw"],
-    "replay": ["BackwardFrames", "Frame", "backward_frames"],
-    "errors": ["FREED_GRAPH_PATTERN", "INPLACE_PATTERN", "NoFreedGraphError", "error_kind",
+    "lens.describe": ["describe"],
+    "lens.draw": ["draw"],
+    "lens.replay": ["BackwardFrames", "Frame", "backward_frames"],
+    "lens.errors": ["FREED_GRAPH_PATTERN", "INPLACE_PATTERN", "NoFreedGraphError", "error_kind",
                "expect_freed_graph_error", "is_freed_graph_error", "is_inplace_error"],
-    "graph": ["SavedSlot", "node_name", "node_slots", "saved_tensors", "walk"],
-    "memory": ["saved_memory"],
-    "on_error": ["diagnose_on_error", "load_ipython_extension", "unload_ipython_extension"],
+    "lens.graph": ["SavedSlot", "node_name", "node_slots", "saved_tensors", "walk"],
+    "lens.memory": ["saved_memory"],
+    "text.on_error": ["diagnose_on_error", "load_ipython_extension", "unload_ipython_extension"],
 }
 """Where each public name lives (``autograd_lens.NAME``)."""
 

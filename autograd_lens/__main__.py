@@ -2,13 +2,13 @@
 unchanged, and when its backward fails on a freed (or modified) graph, name the variables that
 carry the old graph in, the line where each enters, the pattern, its fix, the book's page about
 it, and the fix as an edit of the program's own lines, each edit run in a sandbox before it is
-called the fix (see :mod:`autograd_lens.verify`; ``--no-verify``: not run).
+called the fix (see :mod:`autograd_lens.run.verify`; ``--no-verify``: not run).
 
 The order a failure goes through: the first run, watched just enough to catch the failure and
-count the calls (:mod:`autograd_lens.watch`); the replay up to the failing call under recording
-(:mod:`autograd_lens.replay_run`, :mod:`autograd_lens.record`), whose evidence the finding is
-then said from (:mod:`autograd_lens.recorded`); the runs of the candidate edits in the sandbox
-(:mod:`autograd_lens.verify`, :mod:`autograd_lens.sandbox`); then the text and the report.
+count the calls (:mod:`autograd_lens.run.watch`); the replay up to the failing call under recording
+(:mod:`autograd_lens.run.replay_run`, :mod:`autograd_lens.run.record`), whose evidence the finding is
+then said from (:mod:`autograd_lens.explain.recorded`); the runs of the candidate edits in the sandbox
+(:mod:`autograd_lens.run.verify`, :mod:`autograd_lens.run.sandbox`); then the text and the report.
 """
 
 from __future__ import annotations
@@ -25,16 +25,17 @@ import types
 import zipfile
 from typing import Any, NoReturn
 
-from .arrival import OnTorch
-from .launched import verify_skipped
-from .lifetime import Stopped, end_by_signal_at_exit, end_now, stopped_by_signals, watch_for_exit
-from .replay_run import finish_replay, refusal, start_replay
-from .telling import Teller, child_note, from_a_child
-from .sandbox import root_of
-from .spawned import Spawning
-from .unseen import PACKAGE
-from .verify import (CallCounter, Rerun, Started, announce, bound, finish_verify, run_as_main,
-                     start_verify)
+from .run.arrival import OnTorch
+from .run.launched import verify_skipped
+from .run.lifetime import (Stopped, end_by_signal_at_exit, end_now, stopped_by_signals,
+                           watch_for_exit)
+from .run.replay_run import finish_replay, refusal, start_replay
+from .text.telling import Teller, child_note, from_a_child
+from .run.sandbox import root_of
+from .text.spawned import Spawning
+from .run.unseen import PACKAGE
+from .run.verify import (CallCounter, Rerun, Started, announce, bound, finish_verify, run_as_main,
+                         start_verify)
 
 _PROG = "python -m autograd_lens"
 _USAGE = (f"{_PROG} [--report FILE] [--no-verify] (script.py | -m module) [args ...]\n"
@@ -229,7 +230,7 @@ def _user_traceback(tb: Any) -> Any:
     return rebuilt
 
 
-# The functions of the runner (autograd_lens.running) in whose frame the program's code runs.
+# The functions of the runner (autograd_lens.run.running) in whose frame the program's code runs.
 _RUNNERS = ("run_as_main", "_run_script", "_run_text")
 
 
@@ -352,7 +353,7 @@ def _watching(teller: Teller, watching: list, counter: CallCounter | None,
     keeps the parameters that the runs of the edits compare with (nothing else runs on each
     call: the optimizer steps before the failure are the replay's). It keeps where each call
     was made only when ``recording`` (no replay will: under a distributed launcher)."""
-    from .watch import Watch
+    from .run.watch import Watch
 
     def at_failure(outputs: Any) -> None:
         if early is not None:
@@ -406,7 +407,7 @@ class _Early:
 
 class _Ahead:
     """The runs of the first run's edits, started beside the replay once it reached the failing
-    call (:meth:`~autograd_lens.replay_run.Replaying.failed_at`: the steps made before it, which
+    call (:meth:`~autograd_lens.run.replay_run.Replaying.failed_at`: the steps made before it, which
     a run of an edit counts from, are known then; the replay goes on making its evidence), one
     at a time (a core for the replay, one for them). The replay's finding can change the edits:
     :func:`_verify` takes the result of a run started here only for the same edits, run the
@@ -452,7 +453,7 @@ class _Ahead:
 def _replay(teller: Teller, replayer: Rerun | None, module: str | None,
             target: list[str], ahead: _Ahead | None = None,
             early: _Early | None = None) -> BaseException | None:
-    """The replay under recording (see :mod:`autograd_lens.replay_run`): the finding is then
+    """The replay under recording (see :mod:`autograd_lens.run.replay_run`): the finding is then
     said from its evidence; a signal (or Ctrl-C) meanwhile stops it and is returned. With
     ``ahead``, the runs of the first run's edits start as soon as the replay reached the
     failing call; ``early`` holds the replay if it was started at the failure."""

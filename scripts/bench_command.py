@@ -64,8 +64,8 @@ STAGES = '''\
 import sys, time
 began = time.perf_counter()
 import autograd_lens.__main__ as command
-import autograd_lens.replay_run as replay_run
-import autograd_lens.watch as watch
+import autograd_lens.run.replay_run as replay_run
+import autograd_lens.run.watch as watch
 marks = []
 
 def timed(owner, name, label, first_answer=False):

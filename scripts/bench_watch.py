@@ -32,8 +32,8 @@ from typing import Any
 
 import torch
 
-from autograd_lens.on_error import diagnose_on_error
-from autograd_lens.watch import Watch
+from autograd_lens.text.on_error import diagnose_on_error
+from autograd_lens.run.watch import Watch
 
 
 def first_run_watch() -> Watch:
@@ -50,15 +50,18 @@ def per_call(calls: int, w: torch.Tensor) -> float:
     return (time.process_time() - started) / calls
 
 
-def older_watch(folder: str, where: str = "watch", name: str = "Watch") -> type:
+def older_watch(folder: str, where: str = "run.watch", name: str = "Watch") -> type:
     """``Watch`` (or ``where``'s ``name``) from the package in ``folder``/autograd_lens,
-    imported under another name."""
+    imported under another name (from the module's folder, or, in a checkout from before the
+    modules had folders, from the package itself)."""
     package = Path(folder) / "autograd_lens"
     spec = importlib.util.spec_from_file_location(
         "autograd_lens_before", package / "__init__.py", submodule_search_locations=[str(package)])
     module = importlib.util.module_from_spec(spec)
     sys.modules["autograd_lens_before"] = module
     spec.loader.exec_module(module)
+    if not (package / where.replace(".", "/")).with_suffix(".py").exists():
+        where = where.rsplit(".", 1)[-1]
     return getattr(importlib.import_module(f"autograd_lens_before.{where}"), name)
 
 
@@ -160,7 +163,7 @@ def main() -> None:
                         help="also the watched / plain ratio of MLP training steps with Adam")
     options = parser.parse_args()
     torch.set_num_threads(1)
-    which = ("on_error", "diagnose_on_error") if options.notebook else ("watch", "Watch")
+    which = ("text.on_error", "diagnose_on_error") if options.notebook else ("run.watch", "Watch")
     watches = {}
     if options.before:  # the older first run (or guard), as the command (or notebook) enters it
         older = older_watch(options.before, *which)

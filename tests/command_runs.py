@@ -19,7 +19,7 @@ from pathlib import Path
 import torch
 
 from autograd_lens.__main__ import main
-from autograd_lens.edits import Edit, apply, by_file
+from autograd_lens.source.edits import Edit, apply, by_file
 from statements import unsupported
 
 SCRIPTS = Path(__file__).parent / "scripts"

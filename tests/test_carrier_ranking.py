@@ -19,16 +19,16 @@ import pytest
 import torch
 
 import autograd_lens as al
-from autograd_lens.carriers import Carrier
-from autograd_lens.report import PATTERNS
-from autograd_lens.verdict import Evidence, Suspected, decide
+from autograd_lens.explain.carriers import Carrier
+from autograd_lens.predict.report import PATTERNS
+from autograd_lens.predict.verdict import Evidence, Suspected, decide
 
 SCRIPTS = Path(__file__).parent / "scripts"
 CARRIER_SCRIPTS = sorted(SCRIPTS.glob("carrier_*.py"))
 
 DRIVER = """
 import contextlib, io, json, os, runpy, sys
-from autograd_lens.watch import Watch
+from autograd_lens.run.watch import Watch
 results = {}
 for path in sys.argv[1:]:
     watch = Watch()

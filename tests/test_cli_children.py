@@ -184,7 +184,7 @@ def test_the_command_leaves_multiprocessing_as_it_found_it():
     """Changed only while the program runs, and only once the program imports it."""
     import multiprocessing.spawn
 
-    from autograd_lens.spawned import Spawning
+    from autograd_lens.text.spawned import Spawning
 
     own = multiprocessing.spawn.get_preparation_data
     with Spawning(os.getpid(), "children.jsonl", os.getcwd()) as spawning:

@@ -83,7 +83,7 @@ def test_a_skipped_batch_is_diagnosed_in_full_once_then_in_one_line(runs):
 def test_the_report_is_written_at_the_failure_and_after_the_replay_only(tmp_path, monkeypatch):
     """Not once per failure: before the program runs, at the first failure, after the replay
     remade it, and at the end."""
-    from autograd_lens import telling
+    from autograd_lens.text import telling
     from autograd_lens.__main__ import main
 
     writes = []
@@ -126,7 +126,7 @@ def test_errors_raised_inside_backward_show_no_frame_of_the_command(runs, how):
 def test_ctrl_c_during_the_diagnosis_is_raised_at_the_programs_call():
     """A KeyboardInterrupt that lands while the watch explains the failure: raised from the
     program's backward call, with no frame of the watch, its context the error, unchanged."""
-    from autograd_lens.watch import Watch
+    from autograd_lens.run.watch import Watch
 
     def interrupted(finding, frame):
         raise KeyboardInterrupt

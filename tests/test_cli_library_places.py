@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from autograd_lens.places import place, shown_file
+from autograd_lens.source.places import place, shown_file
 
 MODULE = '''\
 import torch

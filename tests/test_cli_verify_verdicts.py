@@ -77,8 +77,8 @@ def test_a_long_healthy_phase_repeated_is_said_before_the_rerun(runs):
 
 
 def test_the_rerun_is_stopped_at_its_bound(tmp_path):
-    from autograd_lens.edits import Edit
-    from autograd_lens.verify import describe, verdict, verify
+    from autograd_lens.source.edits import Edit
+    from autograd_lens.run.verify import describe, verdict, verify
 
     script = tmp_path / "hard_verify_sleeps.py"
     shutil.copy(SCRIPTS / script.name, script)

@@ -1,4 +1,4 @@
-"""autograd_lens/compat.py: the two ways of reading a saved tensor agree, and neither runs a hook.
+"""autograd_lens/lens/compat.py: the two ways of reading a saved tensor agree, and neither runs a hook.
 
 torch 2.12 and newer tell whether a saved-tensor hook packed a saved tensor, and what it packed
 (``SavedTensor.unpack_hook``, ``.data``, ``.unpack()``); torch 2.4 to 2.11 do not, and the library
@@ -17,7 +17,7 @@ import torch
 from torch.utils.checkpoint import checkpoint
 
 import autograd_lens as al
-from autograd_lens import compat
+from autograd_lens.lens import compat
 from lens_functions import Square
 
 WAYS = ["attributes", "tracer"] if compat.SAVED_TENSOR_ATTRIBUTES else ["tracer"]

@@ -18,8 +18,8 @@ from torch import nn
 from torch.utils.checkpoint import checkpoint
 
 import autograd_lens as al
-from autograd_lens import patterns as patterns_module
-from autograd_lens import report as report_module
+from autograd_lens.fixes import patterns as patterns_module
+from autograd_lens.predict import report as report_module
 from lens_functions import Square
 
 DOCUMENTATION = tomllib.loads((Path(__file__).resolve().parent.parent / "pyproject.toml")

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from autograd_lens.__main__ import main
-from autograd_lens.edits import Edit, apply, by_file
+from autograd_lens.source.edits import Edit, apply, by_file
 
 ROOT = Path(__file__).parent.parent
 SCRIPTS = Path(__file__).parent / "scripts"
@@ -193,7 +193,7 @@ def test_the_help_says_the_edits_run_in_a_sandbox():
 
 
 def test_verify_reports_an_edit_that_does_not_fix_the_error(tmp_path):
-    from autograd_lens.verify import describe, verdict, verify
+    from autograd_lens.run.verify import describe, verdict, verify
 
     script = SCRIPTS / "fail_01_backward_twice.py"
     line = script.read_text().splitlines()[8]
@@ -239,7 +239,7 @@ def test_the_rerun_starts_as_the_first_run_did_and_a_stopped_one_skips_atexit(
     started with, and it reads no input. Stopped (10 calls, past the limit of 1 + 1 + 2)
     it ends at once, without the program's atexit handlers; ending by itself (3 calls), it runs
     them, as Python does."""
-    from autograd_lens.verify import MORE_CALLS, Rerun, verify
+    from autograd_lens.run.verify import MORE_CALLS, Rerun, verify
 
     import socket
 

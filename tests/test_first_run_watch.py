@@ -12,7 +12,7 @@ import threading
 import pytest
 import torch
 
-from autograd_lens.watch import Watch
+from autograd_lens.run.watch import Watch
 
 
 def _grads(run):

@@ -19,11 +19,11 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from autograd_lens.carriers import Carrier
-from autograd_lens.edit_types import fits, missing_method
-from autograd_lens.edits import Edit, apply, by_file
-from autograd_lens.report import PATTERNS
-from autograd_lens.rules import Case
+from autograd_lens.explain.carriers import Carrier
+from autograd_lens.source.edit_types import fits, missing_method
+from autograd_lens.source.edits import Edit, apply, by_file
+from autograd_lens.predict.report import PATTERNS
+from autograd_lens.fixes.rules import Case
 
 PROGRAM = """
 import torch
@@ -173,8 +173,8 @@ def test_a_librarys_own_copy_is_set_aside_and_said_as_it_is():
     program's variables, is dropped when a variable of the program holds it (or a tensor
     computed from it), and its "why" says the library keeps it (never "assigned only before
     the loop")."""
-    from autograd_lens.candidates import Candidate
-    from autograd_lens.framework_objects import library_internal, set_aside_copies
+    from autograd_lens.source.candidates import Candidate
+    from autograd_lens.explain.framework_objects import library_internal, set_aside_copies
 
     class Mine:  # a class of the program's
         pass
@@ -256,8 +256,8 @@ def test_the_programs_module_reached_through_a_weak_proxy_is_the_programs():
     program assigns on it, are the program's own, never "kept by the library"."""
     import weakref
 
-    from autograd_lens.candidates import Candidate
-    from autograd_lens.framework_objects import library_internal
+    from autograd_lens.source.candidates import Candidate
+    from autograd_lens.explain.framework_objects import library_internal
 
     class Model(torch.nn.Module):  # a class of the program's
         pass

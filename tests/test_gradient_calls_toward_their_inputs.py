@@ -10,7 +10,7 @@ import pytest
 import torch
 from torch import nn
 
-from autograd_lens.watch import Watch
+from autograd_lens.run.watch import Watch
 
 
 def _energy_and_forces(net: nn.Module, positions: torch.Tensor):

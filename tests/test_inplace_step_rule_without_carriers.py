@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from command_runs import SCRIPTS, marked
 
-from autograd_lens.report import PATTERNS
-from autograd_lens.writes import Write
+from autograd_lens.predict.report import PATTERNS
+from autograd_lens.explain.writes import Write
 
 NAME = "inplace_actor_loss_before_two_critic_steps.py"
 

@@ -6,9 +6,9 @@ still gets its detach."""
 
 from __future__ import annotations
 
-from autograd_lens.carriers import Carrier
-from autograd_lens.rules import Case
-from autograd_lens.rules_state import detach_kept
+from autograd_lens.explain.carriers import Carrier
+from autograd_lens.fixes.rules import Case
+from autograd_lens.fixes.rules_state import detach_kept
 
 PROGRAM = '''import torch
 

@@ -20,8 +20,8 @@ from types import SimpleNamespace
 import pytest
 
 from command_runs import command_reports
-from autograd_lens.pages import page_for
-from autograd_lens.verdict import Evidence
+from autograd_lens.explain.pages import page_for
+from autograd_lens.predict.verdict import Evidence
 
 SCRIPTS = Path(__file__).parent / "scripts"
 PAGE_SCRIPTS = sorted(p.name for p in SCRIPTS.glob("page_*.py"))

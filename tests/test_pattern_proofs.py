@@ -24,9 +24,9 @@ from torch.func import functional_call
 from torch.utils.checkpoint import checkpoint
 
 from autograd_lens.__main__ import _failed_at
-from autograd_lens.edits import apply
-from autograd_lens.patterns import PATTERNS
-from autograd_lens.watch import Watch
+from autograd_lens.source.edits import apply
+from autograd_lens.fixes.patterns import PATTERNS
+from autograd_lens.run.watch import Watch
 from inplace_references import INPLACE_REFERENCES
 
 PROOFS = Path(__file__).parent / "proofs"

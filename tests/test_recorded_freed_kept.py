@@ -1,6 +1,6 @@
 """The freed-graph error where the statement that made the carrier's node assigned it to another
 name, and a later statement keeps it under the carrier's name
-(:func:`autograd_lens.carrier_origin.kept`): the report gives the line that keeps it (the line
+(:func:`autograd_lens.explain.carrier_origin.kept`): the report gives the line that keeps it (the line
 marked ``kept``), and the text says both that statement and the recorded one that made the node
 (marked ``made``). An attribute that a constructor computes through a helper method is given at
 the constructor's line that stores it, the method of its object in the recorded call chain that

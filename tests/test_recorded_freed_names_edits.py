@@ -1,5 +1,5 @@
 """The freed-graph error's carriers ordered and named by the recording, and the edits that follow
-from it (autograd_lens.held_names, autograd_lens.recorded_edits), on programs of tests/scripts:
+from it (autograd_lens.explain.held_names, autograd_lens.explain.recorded_edits), on programs of tests/scripts:
 
 * a loss helper whose autograd.grad call frees the loss it returns, added to terms computed
   before the helper ran (which the first run's reading ranked first): the helper's result,

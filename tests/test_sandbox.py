@@ -1,4 +1,4 @@
-"""The sandbox of the re-runs (autograd_lens.sandbox): writes outside the run's folders refused
+"""The sandbox of the re-runs (autograd_lens.run.sandbox): writes outside the run's folders refused
 and the originals untouched, writes inside allowed, a big file of the copy written on a copy of
 its own, the network refused but on this machine, and folders left by a command that was killed
 swept away. Each guard runs in a new Python process (an audit hook cannot be removed)."""
@@ -15,7 +15,7 @@ from pathlib import Path
 PROBE = textwrap.dedent('''
     import json, os, pathlib, shutil, socket, sys
     import torch
-    from autograd_lens import sandbox
+    from autograd_lens.run import sandbox
 
     run, temp, outside, big = sys.argv[1:5]
     os.chdir(run)
@@ -94,7 +94,7 @@ def test_writes_outside_are_refused_inside_allowed_and_big_files_copied_on_write
 
 
 def test_the_snapshot_copies_small_files_and_links_big_ones_and_foreign_folders(tmp_path):
-    from autograd_lens import sandbox
+    from autograd_lens.run import sandbox
 
     root = tmp_path / "project"
     (root / "pkg").mkdir(parents=True)
@@ -112,7 +112,7 @@ def test_the_snapshot_copies_small_files_and_links_big_ones_and_foreign_folders(
 
 
 def test_a_folder_left_by_a_killed_command_is_swept_and_a_live_ones_kept(tmp_path):
-    from autograd_lens import sandbox
+    from autograd_lens.run import sandbox
 
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
                           capture_output=True, text=True).stdout.strip()

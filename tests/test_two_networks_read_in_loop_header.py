@@ -8,10 +8,10 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from autograd_lens.carriers import Carrier
-from autograd_lens.edits import apply
-from autograd_lens.rules import Case
-from autograd_lens.rules_state import detach_at_use
+from autograd_lens.explain.carriers import Carrier
+from autograd_lens.source.edits import apply
+from autograd_lens.fixes.rules import Case
+from autograd_lens.fixes.rules_state import detach_at_use
 
 PROGRAM = '''import torch
 from torch import nn

@@ -28,7 +28,7 @@ from command_runs import entered
 import torch
 
 from autograd_lens.__main__ import main
-from autograd_lens.edits import Edit, apply, by_file
+from autograd_lens.source.edits import Edit, apply, by_file
 
 SCRIPTS = Path(__file__).parent / "scripts"
 UNSEEN = sorted(p.name for p in SCRIPTS.glob("u[23]_*.py"))

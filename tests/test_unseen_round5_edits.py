@@ -19,7 +19,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from autograd_lens.patterns import PATTERNS
+from autograd_lens.fixes.patterns import PATTERNS
 from command_runs import entered, command_reports, trains_as, value
 from test_unseen_round4_carriers import expectations
 

@@ -20,7 +20,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from autograd_lens.watch import Watch
+from autograd_lens.run.watch import Watch
 from command_runs import command_reports, entered, run_edited, value
 
 SCRIPTS = Path(__file__).parent / "scripts"

@@ -1,4 +1,4 @@
-"""Every candidate edit is run before it is called the fix (autograd_lens.verify): the known
+"""Every candidate edit is run before it is called the fix (autograd_lens.run.verify): the known
 failing prints of issue 39, each as a program of tests/scripts, now either verified clean or
 printed as a failed attempt with what happened; an edit that cuts the weights from the loss
 without an error is caught by the parameters it leaves without a gradient; an edit that reads
@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from autograd_lens.edits import Edit
-from autograd_lens.rules import Fix
+from autograd_lens.source.edits import Edit
+from autograd_lens.fixes.rules import Fix
 from command_runs import commanded
 
 SCRIPTS = Path(__file__).parent / "scripts"
@@ -100,8 +100,8 @@ def _line(script: Path, text: str) -> int:
 def test_detaching_the_only_path_to_the_weights_is_a_failed_attempt(tmp_path):
     """A value yielded by a generator, detached where it comes in: the first backward finds
     nothing that requires grad."""
-    from autograd_lens.telling import edit_text
-    from autograd_lens.verify import verdict, verify
+    from autograd_lens.text.telling import edit_text
+    from autograd_lens.run.verify import verdict, verify
 
     script = SCRIPTS / "g4_batches_from_a_generator_detached_at_the_yield.py"
     line = "    loss = output.pow(2).mean()"
@@ -117,7 +117,7 @@ def test_detaching_the_only_path_to_the_weights_is_a_failed_attempt(tmp_path):
 
 
 def test_an_edit_that_leaves_the_encoder_without_gradient_is_caught(tmp_path):
-    from autograd_lens.verify import happened, verdict, verify
+    from autograd_lens.run.verify import happened, verdict, verify
 
     script = SCRIPTS / "g4_encoder_and_decoder_trained_together.py"
     line = "    code = encoder(x)"
@@ -163,7 +163,7 @@ train(2)
 def test_an_edit_reading_a_name_before_it_is_bound_is_left_out(tmp_path):
     import linecache
 
-    from autograd_lens.edit_guards import names_bound
+    from autograd_lens.source.edit_guards import names_bound
 
     script = tmp_path / "early.py"
     script.write_text(DETACH_TOO_EARLY)
@@ -208,7 +208,7 @@ def test_an_edit_reading_an_attribute_before_init_sets_it_is_left_out(tmp_path):
     would raise AttributeError: left out, with why; put after it, it is kept."""
     import linecache
 
-    from autograd_lens.edit_guards import names_bound
+    from autograd_lens.source.edit_guards import names_bound
 
     script = tmp_path / "head.py"
     script.write_text(SET_IN_INIT)
@@ -260,7 +260,7 @@ def test_an_edit_that_leaves_only_zero_gradients_is_caught(tmp_path):
     computations from the same weights give it): ``exp(logp - logp)`` is 1 whatever the
     weights, the two terms' gradients cancel exactly, and the policy gets gradients of zeros
     alone: it no longer trains, though the run ends without an error."""
-    from autograd_lens.verify import happened, verdict, verify
+    from autograd_lens.run.verify import happened, verdict, verify
 
     script = SCRIPTS / "freed_old_log_probs_before_minibatches.py"
     line = "        ratio = torch.exp(logp - old_logp[mb])"
@@ -280,7 +280,7 @@ def test_an_edit_that_leaves_only_zero_gradients_is_caught(tmp_path):
 def test_a_gradient_counts_by_its_elements_sparse_ones_by_their_values():
     """The hook that notes a gradient reads a sparse one (an embedding's with sparse=True) by
     its values, and never raises into the program's backward."""
-    from autograd_lens.verify import _not_zeros
+    from autograd_lens.run.verify import _not_zeros
 
     assert not _not_zeros(torch.zeros(3)) and _not_zeros(torch.tensor([0.0, 2.0]))
     assert not _not_zeros(torch.zeros(3, 3).to_sparse())

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import torch
 
-from autograd_lens.edits import Edit
+from autograd_lens.source.edits import Edit
 
 SCRIPTS = Path(__file__).parent / "scripts"
 LOOKUP = "v3_lookup_encoded_once_no_optimizer_holds_it.py"
@@ -88,7 +88,7 @@ def _hand_fixed(folder: Path) -> Path:
 def test_a_generator_trained_after_the_critic_calls_still_counts():
     """The critic reads the batch detached: the critic's four calls past the failure reach no
     generator weight, the generator's own loss after them does; the run goes on to it."""
-    from autograd_lens.verify import happened, verdict, verify
+    from autograd_lens.run.verify import happened, verdict, verify
 
     old = "        critic_loss = critic(fake).mean() - critic(real).mean()"
     edit = _edit(CRITIC, old, "        critic_loss = critic(fake.detach()).mean() - "
@@ -106,7 +106,7 @@ def test_a_generator_trained_after_the_critic_calls_still_counts():
 def test_detaching_the_batch_for_both_losses_is_still_rejected():
     """Detached where it is made, the batch trains no generator weight at all: its optimizer
     steps past the failure without a gradient for them."""
-    from autograd_lens.verify import happened, verdict, verify
+    from autograd_lens.run.verify import happened, verdict, verify
 
     old = "    fake = gen(noise)"
     edit = _edit(CRITIC, old, old, "    fake = fake.detach()")
@@ -127,7 +127,7 @@ def test_an_edit_that_fails_at_the_generator_call_is_caught():
     call after them goes into a graph the last critic call freed. The run goes on until the
     generator's optimizer stepped, so it sees that error (two calls past the failure, it did
     not)."""
-    from autograd_lens.verify import verdict, verify
+    from autograd_lens.run.verify import verdict, verify
 
     old = "        opt_c.zero_grad()"
     edit = _edit(CRITIC, old, "        fake = gen(noise)", old)
@@ -280,7 +280,7 @@ def test_a_gradient_cleared_before_its_optimizer_steps_does_not_count(tmp_path):
     own step, and its next zero_grad() clears them before it steps again: an edit that
     detaches the generated batch in the generator's own loss leaves the generator untrained,
     and is rejected, naming the generator's parameters."""
-    from autograd_lens.verify import verdict, verify
+    from autograd_lens.run.verify import verdict, verify
 
     old = "    loss_g = bce(critic(fake), torch.ones(8, 1))  # generator"
     new = old.replace("critic(fake)", "critic(fake.detach())")

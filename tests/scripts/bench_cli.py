@@ -21,7 +21,7 @@ from pathlib import Path
 import torch
 
 from autograd_lens.__main__ import _failed_at
-from autograd_lens.watch import Watch
+from autograd_lens.run.watch import Watch
 
 HERE = Path(__file__).parent
 RUNS = 7

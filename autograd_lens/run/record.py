@@ -1,0 +1,418 @@
+"""The replay's recording: what the program did, seen while it ran, up to the failing call.
+
+The first run (:mod:`autograd_lens.run.watch`) only catches the failure. The replay runs the program
+again in a second process under :class:`Recording`, which asks PyTorch while things happen:
+
+* :class:`_Recorder`, one ``TorchDispatchMode``, sees every ATen operation. One whose schema
+  marks an argument as written (``relu_`` inside ``nn.ReLU(inplace=True)``, ``copy_`` from
+  ``x[i] = v``, ``add_`` from ``+=``, an optimizer's ``_foreach_*_``) is kept as a **write**:
+  the tensor's storage, its version after the write and its shape, the innermost frame in the
+  user's files with the call chain, and the library line under it. An operation that made an
+  autograd node is kept as a **creation**: the autograd kernel numbers the node before the
+  operation reaches the mode, so the sequence number read there names the node, and the user's
+  line with its call chain (which statement of each scope was running) and the counts of backward calls and optimizer steps so far go with it.
+* the function through which backward and ``autograd.grad`` run the engine is wrapped: each
+  call is kept (its line, whether it kept the graph, its roots), and the one that fails with
+  the freed-graph or in-place error is explained from what was kept
+  (:mod:`autograd_lens.run.record_evidence`), written as JSON to ``spec["record"]``, the watch
+  of the same run explains it with every earlier call recorded (its finding written to
+  ``spec["finding"]``: the first run records none), and the program is stopped there;
+* torch.optim's global step hooks keep every optimizer step.
+
+Recording is heavy (a Python call per operation): it only ever runs in the replay.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import os
+import sys
+import types
+from array import array
+from typing import Any
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from ..source.candidates import NOT_USERS
+from ..lens.errors import error_kind
+
+_OURS = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_TORCH = os.path.dirname(torch.__file__) + os.sep
+# Frames between an operation's caller and the mode: this package's, and PyTorch's plumbing.
+_PLUMBING = (_OURS,) + tuple(_TORCH + p for p in ("_dynamo" + os.sep, "_compile.py", "_ops.py",
+                                                    os.path.join("utils", "_python_dispatch.py")))
+_KEPT_ROOTS = 32  # the roots of the newest backward calls, kept to tell which one freed a node
+_CHAIN = 8  # user frames kept per write and per made node
+
+
+def is_users(filename: str) -> bool:
+    """Whether ``filename`` is one of the user's files (not torch, the standard library,
+    installed packages or this package; not Python's own ``<frozen ...>``)."""
+    return not filename.startswith(NOT_USERS) and not filename.startswith("<frozen") and \
+        not filename.startswith(_OURS)
+
+
+class _Sites:
+    """Frames as small numbers: a site is (the user's frame and its callers, the library frame
+    under it), each frame as (code, offset); resolved into files and lines only at the end."""
+
+    def __init__(self) -> None:
+        self.index: dict[Any, int] = {}
+        self.sites: list[Any] = []
+        self._users: dict[Any, bool] = {}
+
+    def _user(self, code: Any) -> bool:
+        found = self._users.get(code)
+        if found is None:
+            found = self._users[code] = is_users(code.co_filename)
+        return found
+
+    def here(self, depth: int, chain: bool) -> int:
+        """The site of the caller ``depth`` frames up (past this package's frames)."""
+        return self.site_and_frame(depth + 1, chain)[0]
+
+    def site_and_frame(self, depth: int, chain: bool) -> tuple[int, Any]:
+        """The site of the caller ``depth`` frames up, and the user's frame in it (or None)."""
+        frame = sys._getframe(depth)
+        while frame is not None and frame.f_code.co_filename.startswith(_PLUMBING):
+            frame = frame.f_back
+        library = None
+        if frame is not None and not self._user(frame.f_code):
+            library = (frame.f_code, frame.f_lasti)
+        while frame is not None and not self._user(frame.f_code):
+            frame = frame.f_back
+        innermost, users = frame, []
+        while frame is not None and len(users) < (_CHAIN if chain else 1):
+            if self._user(frame.f_code):
+                users.append((frame.f_code, frame.f_lasti))
+            frame = frame.f_back
+        key = (tuple(users), library)
+        number = self.index.get(key)
+        if number is None:
+            number = self.index[key] = len(self.sites)
+            self.sites.append(key)
+        return number, innermost
+
+    def resolve(self, number: int) -> dict:
+        """A site as JSON: ``user`` (file, line, function, text), ``chain`` (the user's callers,
+        innermost first) and ``library`` (the library line under the user's, or None)."""
+        users, library = self.sites[number]
+        chain = [_place(code, offset) for code, offset in users]
+        return {"user": chain[0] if chain else None, "chain": chain[1:],
+                "library": _place(*library) if library else None}
+
+
+def _place(code: Any, offset: int) -> dict:
+    import linecache
+
+    line = next((line for start, end, line in code.co_lines()
+                 if start <= offset < end and line is not None), code.co_firstlineno)
+    text = linecache.getline(code.co_filename, line).strip()
+    return {"file": code.co_filename, "line": line, "function": code.co_name,
+            "qualname": getattr(code, "co_qualname", code.co_name),
+            "text": text.split("  #")[0] if "  #" in text else text}
+
+
+def _written(func: Any) -> tuple[tuple[int, str], ...]:
+    """The arguments ``func``'s schema marks as written: (position, name) each."""
+    return tuple((i, a.name) for i, a in enumerate(func._schema.arguments)
+                 if a.alias_info is not None and a.alias_info.is_write)
+
+
+def storage_key(tensor: Any) -> int | None:
+    """The address of a tensor's storage (shared with its views), None when it has none."""
+    try:
+        return tensor.untyped_storage().data_ptr()
+    except Exception:  # noqa: BLE001 - a tensor without storage (meta, sparse, a subclass)
+        return None
+
+
+def _names(frame: Any, key: int | None) -> tuple[str, ...]:
+    """The names of the user's frame holding a tensor of the storage ``key`` at the moment of
+    a write: its locals, and the attributes (a module's parameters and buffers too) of the
+    objects its locals hold, one level down."""
+    if key is None:
+        return ()
+    found = []
+    values = [(name, value) for name, value in list(frame.f_locals.items())
+              if not isinstance(value, _NOT_HOLDERS)]
+    for name, value in values:
+        if isinstance(value, torch.Tensor):
+            if storage_key(value) == key:
+                found.append(name)
+            continue
+        own = own_attributes(value)
+        inner = dict(own.get("_parameters") or {})
+        inner.update(own.get("_buffers") or {})
+        inner.update(own)
+        found += [f"{name}.{attribute}" for attribute, item in inner.items()
+                  if isinstance(item, torch.Tensor) and storage_key(item) == key]
+    if not found:  # a parameter or buffer of a module below: self.entities.weight, net[2].weight
+        for name, value in values:
+            modules = [(name, value)] if isinstance(value, torch.nn.Module) else [
+                (f"{name}.{a}", v) for a, v in own_attributes(value).items()
+                if isinstance(v, torch.nn.Module)]
+            for path, module in modules:
+                found += [path + _path(inner) for inner in _storages_of(module).get(key, ())]
+    return tuple(dict.fromkeys(found))
+
+
+def own_attributes(value: Any) -> dict:
+    """The attributes an object holds itself (its ``__dict__``), read without running any of
+    its code (a ``__getattr__`` that raises ``KeyError``, as a dict with attribute access
+    does, is never called): empty for a class, or an object without one."""
+    if isinstance(value, type):
+        return {}
+    try:
+        own = object.__getattribute__(value, "__dict__")
+    except Exception:  # noqa: BLE001 - no __dict__ (slots, a C object): nothing held
+        return {}
+    return own if isinstance(own, dict) else {}
+
+
+# Locals that hold no tensor of the program's: modules of Python's, classes, functions.
+_NOT_HOLDERS = (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType,
+                types.MethodType)
+_STORAGES: dict[int, tuple[Any, tuple[int, ...], dict[int, list[str]]]] = {}
+
+
+def _storages_of(module: Any) -> dict[int, list[str]]:
+    """A module's parameters and buffers, every level down, by storage: their qualified names.
+    Listed again only when the module's own modules, parameters or buffers change in number (a
+    module under construction: its ``__init__`` writes its first layers' weights before it has
+    the next); an optimizer's step and most writes keep a tensor's storage."""
+    shape = tuple(len(getattr(module, key, None) or ())
+                  for key in ("_modules", "_parameters", "_buffers"))
+    kept = _STORAGES.get(id(module))
+    if kept is not None and kept[0] is module and kept[1] == shape:
+        return kept[2]
+    by_storage: dict[int, list[str]] = {}
+    for inner, item in _tensors_of(module):
+        by_storage.setdefault(storage_key(item), []).append(inner)
+    _STORAGES[id(module)] = (module, shape, by_storage)
+    return by_storage
+
+
+def _running_module(frame: Any, user: Any) -> Any:
+    """The innermost library module whose ``forward`` runs between ``frame`` and the user's
+    frame ``user`` (the ``nn.Dropout(inplace=True)`` whose call made the write), or None."""
+    while frame is not None and frame is not user:
+        if frame.f_code.co_name == "forward" and not is_users(frame.f_code.co_filename):
+            found = frame.f_locals.get("self")
+            if isinstance(found, torch.nn.Module):
+                return found
+        frame = frame.f_back
+    return None
+
+
+def _module_names(frame: Any, module: Any) -> tuple[str, ...]:
+    """The names of the user's frame for ``module``: a local, or a module below one
+    (``discriminator[2]``)."""
+    if module is None:
+        return ()
+    found = []
+    for name, value in list(frame.f_locals.items()):
+        if value is module:
+            found.append(name)
+        elif isinstance(value, torch.nn.Module):
+            found += [name + _path(inner) for inner, item in value.named_modules()
+                      if item is module and inner]
+    return tuple(found)
+
+
+def _tensors_of(module: Any) -> list[tuple[str, Any]]:
+    """A module's parameters and buffers, every level down, by their qualified names."""
+    try:
+        return list(module.named_parameters(remove_duplicate=False)) + \
+            list(module.named_buffers(remove_duplicate=False))
+    except Exception:  # noqa: BLE001 - a module whose listing fails names nothing
+        return []
+
+
+def _path(qualified: str) -> str:
+    """A qualified name as the program writes it: ``2.weight`` as ``[2].weight``."""
+    return "".join(f"[{p}]" if p.isdigit() else f".{p}" for p in qualified.split("."))
+
+
+class _Recorder(TorchDispatchMode):
+    """Every write and every node's creation (see the module's docstring)."""
+
+    def __init__(self, log: "Log") -> None:
+        super().__init__()
+        self.log = log
+        self.writes_of: dict[Any, tuple] = {}
+
+    def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None):
+        kwargs = kwargs or {}
+        log = self.log
+        number = torch._C._autograd._get_sequence_nr()
+        made = number != log.last_number  # a node was made for this operation: number - 1
+        if made:
+            log.last_number = number
+            log.made.append(number)
+            log.made_site.append(log.sites.here(2, True))
+            log.made_counts.append(log.backward_count)
+            log.made_steps.append(log.step_count)
+        written = self.writes_of.get(func)
+        if written is None:
+            written = self.writes_of[func] = _written(func)
+        if written:  # kept before it runs: the version moves once the mode has returned
+            site, frame = log.sites.site_and_frame(2, True)
+            module = _running_module(sys._getframe(1), frame)
+            for position, name in written:
+                value = args[position] if position < len(args) else kwargs.get(name)
+                for tensor in (value if isinstance(value, (list, tuple)) else (value,)):
+                    if isinstance(tensor, torch.Tensor):
+                        log.write(func, tensor, number, site, frame, module)
+            del frame, module
+        result = func(*args, **kwargs)
+        if made:  # the storages the node can have saved: its operation's inputs and outputs
+            log.made_storages.append(frozenset(
+                storage_key(t) for t in (*args, *(result if isinstance(result, (list, tuple))
+                                                  else (result,)))
+                if isinstance(t, torch.Tensor)))
+        return result
+
+
+class Log:
+    """What :class:`Recording` keeps: creations (parallel arrays, newest last), writes,
+    backward calls, optimizer steps, and the count of each."""
+
+    def __init__(self) -> None:
+        self.sites = _Sites()
+        self.last_number = -1
+        self.made, self.made_site = array("q"), array("q")
+        self.made_counts, self.made_steps = array("q"), array("q")
+        self.made_storages: list[frozenset] = []
+        self.writes: list[tuple] = []
+        self.backwards: list[dict] = []
+        self.roots: collections.deque = collections.deque(maxlen=_KEPT_ROOTS)
+        self.steps: list[dict] = []
+        self.backward_count = 0  # calls that returned
+        self.step_count = 0  # steps that ended
+        self.in_step: int | None = None  # the number of the step running now
+        self.depth = 0  # backward calls running now
+
+    def write(self, func: Any, tensor: torch.Tensor, number: int, site: int,
+              frame: Any, module: Any = None) -> None:
+        """Keep a write: (number, storage, version after, shape, op, site, backward calls and
+        steps so far, the step running, in a backward, a weight, the user's names for it, the
+        class of the library module whose forward made it, and the user's names for that module)."""
+        try:  # the version the write takes it to (PyTorch adds one once the mode returns)
+            version = tensor._version + 1
+        except Exception:  # noqa: BLE001 - an inference tensor has no version counter
+            return
+        key = storage_key(tensor)
+        quiet = self.in_step is not None or self.depth > 0  # an optimizer's, autograd's own
+        self.writes.append((number, key, version, tuple(tensor.shape), func.__name__, site,
+                            self.backward_count, self.step_count, self.in_step, self.depth > 0,
+                            bool(tensor.requires_grad and tensor.is_leaf),
+                            () if quiet or frame is None else _names(frame, key),
+                            type(module).__name__ if module is not None else "",
+                            () if quiet or frame is None else _module_names(frame, module)))
+
+    def step_started(self, optimizer: Any, args: Any, kwargs: Any) -> None:
+        self.in_step = self.step_count + 1
+
+    def step_ended(self, optimizer: Any, args: Any, kwargs: Any) -> None:
+        self.step_count += 1
+        self.in_step = None
+        self.steps.append({"number": self.step_count, "optimizer": type(optimizer).__name__,
+                           "site": self.sites.here(2, False),
+                           "sequence": torch._C._autograd._get_sequence_nr(),
+                           "after_backward_calls": self.backward_count})
+
+
+class Recording:
+    """Run a program under full recording (``with Recording(spec): run it``): when its backward
+    call fails with the freed-graph or in-place error, the evidence (see
+    :func:`autograd_lens.run.record_evidence.evidence`) is written as JSON to ``spec["record"]``
+    and the program is stopped there (``verify._Enough``)."""
+
+    def __init__(self, spec: dict, watch: Any = None) -> None:
+        self.path = spec["record"]
+        # The watch of the same run (see autograd_lens.run.watch): at the failure, its finding,
+        # made with every earlier call recorded, is written to spec["finding"] too.
+        self.watch, self.finding_path = watch, spec.get("finding")
+        # Where the failing call's number, kind and steps before it go first, at the failure:
+        # what the runs of the edits need of the replay, to start while its evidence is made.
+        self.failed_path = spec.get("failed_at")
+        self.written = False  # the evidence, at the failing call (an inner one when nested)
+        self.failing = spec.get("limit")  # the number of the call that failed in the first run
+        self.log = Log()
+        self._mode = _Recorder(self.log)
+        self._saved: Any = None
+        self._hooks: list[Any] = []
+
+    def _wrap(self, original: Any) -> Any:
+        log, recording = self.log, self
+
+        def recorded(outputs, *args, **kwargs):
+            number = torch._C._autograd._get_sequence_nr()
+            site = log.sites.here(2, True)  # with its callers: a wrapper called from two lines
+            nested = log.depth > 0  # run by a backward already running (a custom Function's)
+            log.depth += 1
+            try:
+                result = original(outputs, *args, **kwargs)
+            except RuntimeError as error:
+                if error_kind(error) is not None:
+                    recording.failed(error, outputs, site)
+                raise
+            finally:
+                log.depth -= 1
+            retained = bool(args[1] or args[2]) if len(args) > 2 else False
+            log.backward_count += 1
+            log.backwards.append({"number": log.backward_count, "site": site,
+                                  "retained": retained, "sequence": number, "nested": nested,
+                                  "steps_before": log.step_count,
+                                  "grad": kwargs.get("accumulate_grad", True) is False})
+            log.roots.append((log.backward_count, [t.grad_fn for t in outputs
+                                                   if getattr(t, "grad_fn", None) is not None]))
+            return result
+        return recorded
+
+    def failed(self, error: RuntimeError, outputs: Any, site: int) -> None:
+        """Write the evidence of the failing call, then stop the program; a failure at
+        another call (one the program catches, as in a smoke test) goes on as it would. A
+        backward run by another (a custom Function's ``autograd.grad``) gives the evidence, and
+        the outer one, when the error reaches it, the finding (as in the first run)."""
+        from .record_evidence import evidence
+        from .verify import _Enough
+
+        if self.failing is not None and self.log.backward_count + 1 != self.failing:
+            return
+        if not self.written:
+            if self.failed_path:  # at once, for the runs of the edits (the evidence takes longer)
+                with open(self.failed_path, "w", encoding="utf-8") as handle:
+                    json.dump({"call": self.log.backward_count + 1, "kind": error_kind(error),
+                               "steps_before": self.log.step_count}, handle)
+            found = evidence(self.log, error, outputs, site, sys._getframe(2))
+            with open(self.path, "w", encoding="utf-8") as handle:
+                json.dump(found, handle)
+            self.written = True
+        running = self.watch._state().depth if self.watch is not None else self.log.depth
+        if running > 1:  # (this thread's backward calls running: the watch counts per thread)
+            return
+        if self.watch is not None and self.finding_path:
+            from .replay_run import dump_finding
+
+            dump_finding(self.watch.explained_here(error, outputs), self.finding_path)
+        raise _Enough
+
+    def __enter__(self) -> "Recording":
+        import torch.optim.optimizer as hooks
+
+        self._saved = torch.autograd._engine_run_backward
+        torch.autograd._engine_run_backward = self._wrap(self._saved)
+        self._hooks = [hooks.register_optimizer_step_pre_hook(self.log.step_started),
+                       hooks.register_optimizer_step_post_hook(self.log.step_ended)]
+        self._mode.__enter__()
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self._mode.__exit__(*exc_info)
+        for handle in self._hooks:
+            handle.remove()
+        torch.autograd._engine_run_backward = self._saved
