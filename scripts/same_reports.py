@@ -10,8 +10,9 @@ Before and after a change that must not change what the command says (moving mod
 
 Each program runs alone, in a new temporary folder holding a copy of its own, as
 ``python -m autograd_lens --report report.json PROGRAM``; kept are the exit code, what the command
-printed (its standard error, and the program's output) and the report. The temporary folder's
-path is written ``<folder>`` in them, the only part that changes from run to run.
+printed (its standard error, and the program's output) and the report. What changes from run to
+run is left out of the comparison: the temporary folder's path (written ``<folder>``) and process
+ids (``<pid>``). The programs that time themselves (``bench_*.py``) are not among the default ones.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -56,6 +58,14 @@ def keep(out: Path, programs: list[Path], jobs: int) -> None:
     print(f"kept the command's reports on {len(programs)} programs in {out}")
 
 
+_PROCESS_IDS = re.compile(r'(child process |"pid": |"parent": )\d+')
+
+
+def masked(path: Path) -> list[str]:
+    """A kept text, its process ids written ``<pid>``, as lines."""
+    return _PROCESS_IDS.sub(r"\1<pid>", path.read_text()).splitlines(True)
+
+
 def compare(before: Path, after: Path) -> int:
     names = sorted({p.name for p in before.glob("*.txt")} | {p.name for p in after.glob("*.txt")})
     differ = []
@@ -64,11 +74,11 @@ def compare(before: Path, after: Path) -> int:
         if not (old.exists() and new.exists()):
             differ.append(name)
             print(f"{name}: only in {before if old.exists() else after}")
-        elif old.read_bytes() != new.read_bytes():
+        elif masked(old) != masked(new):
             differ.append(name)
-            print("".join(difflib.unified_diff(old.read_text().splitlines(True),
-                                               new.read_text().splitlines(True), str(old), str(new))))
-    print(f"{len(names) - len(differ)} of {len(names)} reports the same, byte for byte")
+            print("".join(difflib.unified_diff(masked(old), masked(new), str(old), str(new))))
+    print(f"{len(names) - len(differ)} of {len(names)} reports the same, byte for byte "
+          "(process ids aside)")
     return 1 if differ else 0
 
 
@@ -86,7 +96,8 @@ def main() -> int:
     options = parser.parse_args()
     if options.verb == "compare":
         return compare(options.before, options.after)
-    programs = options.programs or sorted((ROOT / "tests" / "scripts").glob("*.py"))
+    programs = options.programs or sorted(p for p in (ROOT / "tests" / "scripts").glob("*.py")
+                                          if not p.name.startswith("bench_"))
     missing = [str(p) for p in programs if not p.is_file()]
     if missing:
         parser.error(f"no such program: {', '.join(missing)}")
