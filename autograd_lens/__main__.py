@@ -26,16 +26,18 @@ import zipfile
 from typing import Any, NoReturn
 
 from .run.arrival import OnTorch
+from .run.counting import CallCounter
 from .run.launched import verify_skipped
 from .run.lifetime import (Stopped, end_by_signal_at_exit, end_now, stopped_by_signals,
                            watch_for_exit)
 from .run.replay_run import finish_replay, refusal, start_replay
-from .text.telling import Teller, child_note, from_a_child
+from .run.rerun import Rerun
+from .run.running import run_as_main
 from .run.sandbox import root_of
-from .text.spawned import Spawning
 from .run.unseen import PACKAGE
-from .run.verify import (CallCounter, Rerun, Started, announce, bound, finish_verify, run_as_main,
-                         start_verify)
+from .run.verify import Started, announce, bound, finish_verify, start_verify
+from .text.spawned import Spawning
+from .text.telling import Teller, child_note, from_a_child
 
 _PROG = "python -m autograd_lens"
 _USAGE = (f"{_PROG} [--report FILE] [--no-verify] (script.py | -m module) [args ...]\n"

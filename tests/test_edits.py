@@ -239,7 +239,9 @@ def test_the_rerun_starts_as_the_first_run_did_and_a_stopped_one_skips_atexit(
     started with, and it reads no input. Stopped (10 calls, past the limit of 1 + 1 + 2)
     it ends at once, without the program's atexit handlers; ending by itself (3 calls), it runs
     them, as Python does."""
-    from autograd_lens.run.verify import MORE_CALLS, Rerun, verify
+    from autograd_lens.run.counting import MORE_CALLS
+    from autograd_lens.run.rerun import Rerun
+    from autograd_lens.run.verify import verify
 
     import socket
 

@@ -15,7 +15,8 @@ from pathlib import Path
 
 from autograd_lens.source.edits import Edit
 from autograd_lens.run.replay_run import finish_replay, start_replay
-from autograd_lens.run.verify import Rerun, finish_verify, start_verify, verdict
+from autograd_lens.run.rerun import Rerun
+from autograd_lens.run.verify import finish_verify, start_verify, verdict
 from command_runs import processes_below, wait_until
 
 SCRIPTS = Path(__file__).parent / "scripts"

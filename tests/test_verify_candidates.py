@@ -280,7 +280,7 @@ def test_an_edit_that_leaves_only_zero_gradients_is_caught(tmp_path):
 def test_a_gradient_counts_by_its_elements_sparse_ones_by_their_values():
     """The hook that notes a gradient reads a sparse one (an embedding's with sparse=True) by
     its values, and never raises into the program's backward."""
-    from autograd_lens.run.verify import _not_zeros
+    from autograd_lens.run.counting import _not_zeros
 
     assert not _not_zeros(torch.zeros(3)) and _not_zeros(torch.tensor([0.0, 2.0]))
     assert not _not_zeros(torch.zeros(3, 3).to_sparse())

@@ -329,7 +329,7 @@ class Recording:
     """Run a program under full recording (``with Recording(spec): run it``): when its backward
     call fails with the freed-graph or in-place error, the evidence (see
     :func:`autograd_lens.run.record_evidence.evidence`) is written as JSON to ``spec["record"]``
-    and the program is stopped there (``verify._Enough``)."""
+    and the program is stopped there (``counting.Enough``)."""
 
     def __init__(self, spec: dict, watch: Any = None) -> None:
         self.path = spec["record"]
@@ -379,7 +379,7 @@ class Recording:
         backward run by another (a custom Function's ``autograd.grad``) gives the evidence, and
         the outer one, when the error reaches it, the finding (as in the first run)."""
         from .record_evidence import evidence
-        from .verify import _Enough
+        from .counting import Enough
 
         if self.failing is not None and self.log.backward_count + 1 != self.failing:
             return
@@ -399,7 +399,7 @@ class Recording:
             from .replay_run import dump_finding
 
             dump_finding(self.watch.explained_here(error, outputs), self.finding_path)
-        raise _Enough
+        raise Enough
 
     def __enter__(self) -> "Recording":
         import torch.optim.optimizer as hooks

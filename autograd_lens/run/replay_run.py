@@ -1,7 +1,7 @@
 """The replay: the program run again, under full recording, up to the call that failed.
 
 After the first run failed, :func:`replay` hands the program to a second process
-(:class:`~autograd_lens.run.verify.Rerun`, started with the first run so that it imports torch
+(:class:`~autograd_lens.run.rerun.Rerun`, started with the first run so that it imports torch
 meanwhile), which runs it under :class:`~autograd_lens.run.record.Recording` (spec key
 ``"record"``) and stops it at its failing backward call. What that process recorded there is the
 evidence every statement of the diagnosis is made from (see
@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .launched import distributed_launch
-from .verify import Rerun
+from .rerun import Rerun
 
 
 def refusal(environ: Mapping[str, str]) -> str | None:
@@ -129,7 +129,7 @@ def start_replay(module: str | None, target: list[str], calls_before: int,
                  seconds: float | None, rerun: Rerun, kind: str | None = None,
                  waiting: bool = True) -> Replaying:
     """Start the replay (see :func:`replay`) in ``rerun``'s process and return at once
-    (``waiting``: as in :meth:`~autograd_lens.run.verify.Rerun.start`)."""
+    (``waiting``: as in :meth:`~autograd_lens.run.rerun.Rerun.start`)."""
     # The replay's files in the sandbox's folder, removed with it.
     folder = os.path.join(rerun.folder, f"replay_{rerun.runs}")
     os.makedirs(folder, exist_ok=True)
@@ -143,7 +143,7 @@ def start_replay(module: str | None, target: list[str], calls_before: int,
 
 def finish_replay(replaying: Replaying, poll: Any = None) -> Replayed | None:
     """Wait for the replay (``poll`` called meanwhile, as in
-    :meth:`~autograd_lens.run.verify.Rerun.wait`) and return what :func:`replay` returns."""
+    :meth:`~autograd_lens.run.rerun.Rerun.wait`) and return what :func:`replay` returns."""
     rerun, spec = replaying.rerun, replaying.spec
     copy = os.path.join(rerun.folder, f"run_{replaying.run}")  # the folder it ran in
     try:

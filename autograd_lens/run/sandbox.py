@@ -363,6 +363,6 @@ def boot(setup_text: str, package: str) -> None:
     sys.stderr.write(COPIED)
     sys.stderr.flush()
     sys.path.insert(0, package)  # for this import only: then sys.path is as python -c made it
-    from autograd_lens.run.verify import _serve
+    from autograd_lens.run.rerun_process import _serve
     sys.path.pop(0)
     _serve(setup)
