@@ -95,6 +95,9 @@ def main() -> int:
     comparing.add_argument("after", type=Path)
     options = parser.parse_args()
     if options.verb == "compare":
+        missing = [str(f) for f in (options.before, options.after) if not f.is_dir()]
+        if missing:
+            parser.error(f"no such folder: {', '.join(missing)} (make it with: keep FOLDER)")
         return compare(options.before, options.after)
     programs = options.programs or sorted(p for p in (ROOT / "tests" / "scripts").glob("*.py")
                                           if not p.name.startswith("bench_"))

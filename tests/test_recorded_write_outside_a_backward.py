@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from autograd_lens.run.record_evidence import _first_write
+from autograd_lens.run.write_evidence import _first_write
 
 
 def _write(number: int, key: int, version: int, in_backward: bool) -> tuple:

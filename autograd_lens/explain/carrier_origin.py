@@ -1,5 +1,5 @@
 """Where each carrier of the freed-graph error got the graph that was freed, from the replay's
-recording (:mod:`autograd_lens.run.record_evidence`: the user's names that hold a freed graph at the
+recording (:mod:`autograd_lens.run.holders`: the user's names that hold a freed graph at the
 failure, and the call chain of the statement that made each one's node), and whether the
 recording shows losses of one forward backpropagated in turn. See
 :func:`autograd_lens.explain.recorded.amend`, which uses them.

@@ -1,6 +1,6 @@
 """The freed-graph error's carriers ordered and named by what the replay recorded.
 
-:mod:`autograd_lens.run.record_evidence` lists, at the failing call, the user's names whose graph
+:mod:`autograd_lens.run.holders` lists, at the failing call, the user's names whose graph
 reaches a node whose saved tensors were freed (``holders``, ``carrying``), and for each whether
 its own node lies in the graph of the call that freed them (``went``). The source's reading
 (:mod:`autograd_lens.explain.carriers`) ranks every name that enters the step; the recording then
