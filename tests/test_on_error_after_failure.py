@@ -9,7 +9,7 @@ import torch
 
 import autograd_lens as al
 
-diagnose_module = sys.modules["autograd_lens.diagnose"]
+diagnose_module = sys.modules["autograd_lens.predict.diagnose"]
 
 
 def _head(text: str) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from autograd_lens.explain.recorded import _written
+from autograd_lens.explain.recorded_write import _written
 from command_runs import command_reports, run_edited
 from test_recorded_statements import diagnosis, marked
 

@@ -22,7 +22,9 @@ from .refine import refined
 from ..lens.history import Call, alive_roots, as_tensors, old_nodes, sequence
 from .in_turn import in_turn, went_in_turn
 from ..source.places import place
-from .recorded import GUESS, recorded_lines, write_entry
+from .recorded import GUESS
+from .recorded_lines import recorded_lines
+from .recorded_write import write_entry
 from .pages import page_for
 from ..fixes.patterns import link
 from ..predict.report import PATTERNS, Pattern
