@@ -1,14 +1,14 @@
-"""Carriers and the write named on programs of tests/scripts/n6_*.py, each failing on the command
-as it was before them: a buffer written in place at two places (added to in a forward before a
-node saves it, scaled by a method the loop calls between building the loss and its backward),
-where only the second write can have moved the version past the saved one; a table made once at
-module level and written row by row in the step function (its history reaches the step before);
-a list kept by a module whose class a library made around the program's own (a parametrization's
-class, as FSDP2's ``fully_shard`` makes one), which is still the program's module; a dict of
-per-sample losses kept by index whose entries the failing batch read were replaced since (the
-container that keeps such spent graphs is named, where a method reads it with ``.get``); an
-activation made with ``inplace=True`` by a helper, whose call inside a ``Sequential`` overwrote a
-tensor a loss saved (the line that makes it is named as the write).
+"""The write that ran after the save, or the variable that holds the old graph, named first, on
+programs of tests/scripts/n6_*.py: a buffer written in place at two places (added to in a forward
+before a node saves it, scaled by a method the loop calls between building the loss and its
+backward), where only the second write can have moved the version past the saved one; a table
+made once at module level and written row by row in the step function (its history reaches the
+step before); a list kept by a module whose class a library made around the program's own (a
+parametrization's class, as FSDP2's ``fully_shard`` makes one), which is still the program's
+module; a dict of per-sample losses kept by index whose entries the failing batch read were
+replaced since (the container that keeps such spent graphs is named, where a method reads it with
+``.get``); an activation made with ``inplace=True`` by a helper, whose call inside a
+``Sequential`` overwrote a tensor a loss saved (the line that makes it is named as the write).
 The command names the write that ran after the save (``# write: NAME``) or the variable that
 holds the old graph (``# enters: NAME``), and the edit it prints, applied and run, trains as the
 program written by hand with that write out of place.
@@ -24,17 +24,21 @@ import torch.nn.functional as F
 from torch import nn
 
 from command_runs import entered, command_reports, run_edited, value
-from test_unseen_round4_carriers import expectations
+from script_marks import expectations
 
 SCRIPTS = Path(__file__).parent / "scripts"
-ROUND6 = sorted(p.name for p in SCRIPTS.glob("n6_*.py"))
-WRITES = [n for n in ROUND6 if "# write:" in (SCRIPTS / n).read_text()]
-ENTERS = [n for n in ROUND6 if "# enters:" in (SCRIPTS / n).read_text()]
+PROGRAMS = sorted(p.name for p in SCRIPTS.glob("n6_*.py"))
+
+
+WRITES = [n for n in PROGRAMS if "# write:" in (SCRIPTS / n).read_text()]
+
+
+ENTERS = [n for n in PROGRAMS if "# enters:" in (SCRIPTS / n).read_text()]
 
 
 @pytest.fixture(scope="module")
 def reports(tmp_path_factory):
-    return command_reports(ROUND6, tmp_path_factory.mktemp("n6"))
+    return command_reports(PROGRAMS, tmp_path_factory.mktemp("n6"))
 
 
 @pytest.mark.parametrize("name", WRITES)

@@ -1,10 +1,10 @@
-"""The command on programs of tests/scripts/u4_*.py, each failing on the command as it was before
-them: a bank of features that a plain object reaches deeper than the model does, features handed
-to a loss function after the backward that went through them, a weight written in place under
-no_grad before the backward while the optimizer's step comes after it, an in-place op whose
-own output a node had saved, a memory read inside reentrant checkpoints whose backward calls
-free it for each other, and a forward that takes a gradient and returns a value computed from
-the graph that gradient freed.
+"""The carrier or the write the command names first, on programs of tests/scripts/u4_*.py: a bank
+of features that a plain object reaches deeper than the model does, features handed to a loss
+function after the backward that went through them, a weight written in place under no_grad
+before the backward while the optimizer's step comes after it, an in-place op whose own output a
+node had saved, a memory read inside reentrant checkpoints whose backward calls free it for each
+other, and a forward that takes a gradient and returns a value computed from the graph that
+gradient freed.
 
 Each script says in comments what the command must name first (`# enters: NAME`, `# write:
 NAME`, on that line). No step that had not run may be said to have changed a weight. An edit
@@ -14,7 +14,6 @@ the mistake (the references below).
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
@@ -22,30 +21,19 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from command_runs import entered, command_reports, run_edited, value  # noqa: F401 (used by later rounds)
+from command_runs import entered, command_reports, run_edited, value
+from script_marks import expectations
 
 SCRIPTS = Path(__file__).parent / "scripts"
-ROUND4 = sorted(p.name for p in SCRIPTS.glob("u4_*.py"))
-
-
-def expectations(script: Path) -> dict:
-    found = {}
-    for number, line in enumerate(script.read_text().splitlines(), 1):
-        for key in ("enters", "write"):
-            match = re.search(rf"# {key}: (\S+)", line)
-            if match:
-                found[key] = (match.group(1), number)
-    return found
+PROGRAMS = sorted(p.name for p in SCRIPTS.glob("u4_*.py"))
 
 
 @pytest.fixture(scope="module")
 def reports(tmp_path_factory):
-    return command_reports(ROUND4, tmp_path_factory.mktemp("u4"))
+    return command_reports(PROGRAMS, tmp_path_factory.mktemp("u4"))
 
 
-
-
-@pytest.mark.parametrize("name", ROUND4)
+@pytest.mark.parametrize("name", PROGRAMS)
 def test_the_carrier_or_the_write_comes_first(name, reports):
     want, found = expectations(SCRIPTS / name), reports[name]
     assert found["code"] == 1

@@ -1,17 +1,17 @@
-"""Edits for the in-place error that must run and train what the program meant, on programs of
-tests/scripts/w8_*.py, each left with a failing edit (or none) by the command as it was before
-them: a write into the very tensor a node saved as its result (exp's rates rescaled column by
-column in a loop; a softmax's masked entries turned into their complements), fixed by a copy made
-before the writes (before the loop), not by copying the part read; an in-place method called on
-a result no name holds (a sigmoid's result squeezed with squeeze_), fixed by its out-of-place
-twin; and two += into one hidden state, each after a node saved it, where the recorded write
-alone out of place still fails: the verified run prints the edit of both writes as the fix and
-the edit of one as a failed attempt; and a trainer object's optimizer (an attribute, found by
-the step's line) stepping between two backward calls of one forward, fixed by building the second
-loss again after the step with every value it reads from the forward's outputs (a penalty too);
-and weights nudged in place by a helper object's method between a retained backward and a second
-backward of the same loss (a sharpness-aware step by hand), fixed by building the loss again
-right after the call of that method.
+"""Edits that must run and train what the program meant, on programs of tests/scripts/w8_*.py:
+for the in-place error, a write into the very tensor a node saved as its result (exp's rates
+rescaled column by column in a loop; a softmax's masked entries turned into their complements),
+fixed by a copy made before the writes (before the loop), not by copying the part read; an
+in-place method called on a result no name holds (a sigmoid's result squeezed with squeeze_),
+fixed by its out-of-place twin; and two += into one hidden state, each after a node saved it,
+where the recorded write alone out of place still fails: the verified run prints the edit of
+both writes as the fix and the edit of one as a failed attempt. For weights changed between two
+backward calls of one forward: a trainer object's optimizer (an attribute, found by the step's
+line) stepping between them, fixed by building the second loss again after the step with every
+value it reads from the forward's outputs (a penalty too); and weights nudged in place by a
+helper object's method between a retained backward and a second backward of the same loss (a
+sharpness-aware step by hand), fixed by building the loss again right after the call of that
+method.
 Each edit, applied and run, gives the weights of an independent reference written here.
 """
 
@@ -30,13 +30,13 @@ from autograd_lens.__main__ import main
 from command_runs import command_reports, trains_as
 
 SCRIPTS = Path(__file__).parent / "scripts"
-ROUND8 = sorted(p.name for p in SCRIPTS.glob("w8_*.py"))
+PROGRAMS = sorted(p.name for p in SCRIPTS.glob("w8_*.py"))
 
 
 @pytest.fixture(scope="module")
 def reports(tmp_path_factory):
     folder = tmp_path_factory.mktemp("w8")
-    found = command_reports([n for n in ROUND8 if n not in VERIFIED], folder)
+    found = command_reports([n for n in PROGRAMS if n not in VERIFIED], folder)
     for name in VERIFIED:  # run with the edits verified, as the command does by default
         report = folder / f"{name}.json"
         err = io.StringIO()
@@ -177,10 +177,10 @@ VERIFIED = ("w8_residuals_added_in_place.py",)  # its first edit fails: the run 
 
 
 def test_every_round8_script_has_its_reference():
-    assert sorted(CASES) == ROUND8
+    assert sorted(CASES) == PROGRAMS
 
 
-@pytest.mark.parametrize("name", ROUND8)
+@pytest.mark.parametrize("name", PROGRAMS)
 def test_the_edit_trains_as_the_reference(name, reports, tmp_path):
     found = reports[name]
     assert found["code"] == 1, found["text"]

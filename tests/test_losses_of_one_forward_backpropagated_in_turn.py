@@ -1,12 +1,12 @@
 """Losses of one forward backpropagated in turn from a temporary (``(w * loss).backward()``,
-``scaler.scale(w * loss).backward()``), on programs of tests/scripts/f5_*.py, each failing on
-the command as it was before them: the earlier call's root is gone at the failure, and the
-nodes of the second loss, made before that call, were taken for old ones (a list kept across
-updates), with an edit that cleared the list inside the loop. The losses the loop's collection
-holds before the failing one tell which nodes the earlier passes went through: the page of two
-losses over one forward, a tensor over the shared part named (also when the shared part stays
-inside the model's forward), and two edits, each run and compared with the program written by
-hand. A genuine buffer keeps its page, and the watch keeps no tensor of the program alive.
+``scaler.scale(w * loss).backward()``), on programs of tests/scripts/f5_*.py. The earlier call's
+root is gone at the failure, and the nodes of the second loss were made before that call: they
+are not to be taken for old ones (a list kept across updates, with an edit that clears the list
+inside the loop). The losses the loop's collection holds before the failing one tell which nodes
+the earlier passes went through: the page of two losses over one forward, a tensor over the
+shared part named (also when the shared part stays inside the model's forward), and two edits,
+each run and compared with the program written by hand. A genuine buffer keeps its page, and the
+watch keeps no tensor of the program alive.
 """
 
 from __future__ import annotations
@@ -24,15 +24,15 @@ from autograd_lens.run.watch import Watch
 from command_runs import command_reports, entered, run_edited, value
 
 SCRIPTS = Path(__file__).parent / "scripts"
-ROUND5 = sorted(p.name for p in SCRIPTS.glob("f5_*.py"))
-BUFFERS = [name for name in ROUND5 if name.startswith("f5_buffer_")]  # kept across updates
-IN_TURN = [name for name in ROUND5 if name not in BUFFERS]  # losses of one forward
+PROGRAMS = sorted(p.name for p in SCRIPTS.glob("f5_*.py"))
+BUFFERS = [name for name in PROGRAMS if name.startswith("f5_buffer_")]  # kept across updates
+IN_TURN = [name for name in PROGRAMS if name not in BUFFERS]  # losses of one forward
 PAGES = "https://through-the-graph.github.io/through-the-graph-a-second-time/notebooks/"
 
 
 @pytest.fixture(scope="module")
 def reports(tmp_path_factory):
-    return command_reports(ROUND5 + ["fail_15_rl_buffer.py"], tmp_path_factory.mktemp("f5"))
+    return command_reports(PROGRAMS + ["fail_15_rl_buffer.py"], tmp_path_factory.mktemp("f5"))
 
 
 @pytest.mark.parametrize("name", IN_TURN)

@@ -1,11 +1,10 @@
-"""Edits for the in-place error that must run and train what the program meant, on programs of
-tests/scripts/e7_*.py, each left without an edit (or with one that failed) by the command as it
-was before them: a buffer refilled with copy_() after zero_() (the copy made before both: copy_
-has no out-of-place form), products chained through the rows of one table (every product reads
-copies of the rows, not the last one alone), and a weight that an embedding's max_norm
+"""Edits that must run and train what the program meant, on programs of tests/scripts/e7_*.py:
+for the in-place error, a buffer refilled with copy_() after zero_() (the copy made before both:
+copy_ has no out-of-place form), products chained through the rows of one table (every product
+reads copies of the rows, not the last one alone), and a weight that an embedding's max_norm
 renormalises in place after a tied projection saved it (the projection reads a copy; the
-forward's list of logits, named as the caller's tensor, is not held against the edit); and,
-for the freed-graph error, a critic's score of the real batch from its own step reused in the
+forward's list of logits, named as the caller's tensor, is not held against the edit); and, for
+the freed-graph error, a critic's score of the real batch from its own step reused in the
 generator's loss after the critic stepped (scored again there, not detached in the critic's
 loss, which needs its gradient); and an encoder's step between its retained backward and a
 critic's loss of the same name (built again after the step: the name's second loss is another
@@ -25,12 +24,12 @@ from torch.nn import functional as F
 from command_runs import command_reports, trains_as
 
 SCRIPTS = Path(__file__).parent / "scripts"
-ROUND7 = sorted(p.name for p in SCRIPTS.glob("e7_*.py"))
+PROGRAMS = sorted(p.name for p in SCRIPTS.glob("e7_*.py"))
 
 
 @pytest.fixture(scope="module")
 def reports(tmp_path_factory):
-    return command_reports(ROUND7, tmp_path_factory.mktemp("e7"))
+    return command_reports(PROGRAMS, tmp_path_factory.mktemp("e7"))
 
 
 def ref_features() -> dict:
@@ -146,10 +145,10 @@ CASES = {
 
 
 def test_every_round7_script_has_its_reference():
-    assert sorted(CASES) == ROUND7
+    assert sorted(CASES) == PROGRAMS
 
 
-@pytest.mark.parametrize("name", ROUND7)
+@pytest.mark.parametrize("name", PROGRAMS)
 def test_the_edit_trains_as_the_reference(name, reports, tmp_path):
     found = reports[name]
     assert found["code"] == 1, found["text"]

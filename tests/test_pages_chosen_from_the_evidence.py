@@ -1,13 +1,14 @@
 """The pattern, its fix text and its page follow what the evidence shows, on programs of
-tests/scripts/c6_*.py, each misnamed by the command before them as a hidden state carried from
-one batch into the next (or given its truncated-backpropagation text): a judge's loss
+tests/scripts/c6_*.py that look at first like a hidden state carried from one batch into the next
+(and must not be named so, nor given the truncated-backpropagation text): a judge's loss
 backpropagated by a helper after the painter's backward in the same step (two networks, not a
 state across batches), weights computed from the last batch's errors and kept (a kept value, not
 a recurrence), weights stepped by a gradient taken with create_graph=True (an unrolled step: no
-pattern of the catalogue fits, so the general text and the meta-learning page, no edit), and a
-prefix computed once when the model is built (its edit is not said to be truncated
-backpropagation through time). Each edit printed, applied and run, trains as the program written
-by hand with the fix.
+pattern of the catalogue fits, so the general text and the meta-learning page, no edit), a prefix
+computed once when the model is built (its edit is not said to be truncated backpropagation
+through time), and a list or dict read back by index or key (a store of values, not a buffer:
+each entry kept without its graph, none emptied). Each edit printed, applied and run, trains as
+the program written by hand with the fix.
 """
 
 from __future__ import annotations
@@ -21,12 +22,12 @@ from torch import nn
 from command_runs import command_reports, run_edited, value
 
 SCRIPTS = Path(__file__).parent / "scripts"
-ROUND6 = sorted(p.name for p in SCRIPTS.glob("c6_*.py"))
+PROGRAMS = sorted(p.name for p in SCRIPTS.glob("c6_*.py"))
 
 
 @pytest.fixture(scope="module")
 def reports(tmp_path_factory):
-    return command_reports(ROUND6, tmp_path_factory.mktemp("c6"))
+    return command_reports(PROGRAMS, tmp_path_factory.mktemp("c6"))
 
 
 def page(report: dict) -> str:

@@ -1,6 +1,9 @@
-"""The command on programs shaped like code it was not written for (tests/scripts/u2_*.py): the
-in-place error explained as what it is, state kept in two names, a conditional detach, a step
-between two backward calls, create_graph, a fix that must not keep a graph across a step.
+"""The first carrier, the tensor written in place or the optimizer step that changed a saved
+weight, and the page, named as each program says, and an edit that runs clean and keeps training,
+on programs shaped like code the command was not written for (tests/scripts/u2_*.py and
+u3_*.py): the in-place error explained as what it is, state kept in two names, a conditional
+detach, a step between two backward calls, create_graph, a fix that must not keep a graph across
+a step.
 
 Each script fails, and says in comments what the command must find: `# enters: NAME` (the first
 carrier, on that line), `# write: NAME` (the tensor written in place, named at that write),
