@@ -144,7 +144,7 @@ CASES = {
 }
 
 
-def test_every_round7_script_has_its_reference():
+def test_every_program_has_its_reference():
     assert sorted(CASES) == PROGRAMS
 
 

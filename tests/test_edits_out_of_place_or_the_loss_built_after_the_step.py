@@ -176,7 +176,7 @@ CASES = {
 VERIFIED = ("w8_residuals_added_in_place.py",)  # its first edit fails: the run decides
 
 
-def test_every_round8_script_has_its_reference():
+def test_every_program_has_its_reference():
     assert sorted(CASES) == PROGRAMS
 
 

@@ -1,6 +1,6 @@
-"""`python -m autograd_lens` under hard use, round two (issue 42): a loop that skips the
-failing batch, errors of the program's own raised inside backward, a Ctrl-C during the
-diagnosis, an error that ends the program after the diagnosis was said.
+"""`python -m autograd_lens` under hard use: a loop that skips the failing batch, errors of the
+program's own raised inside backward, a Ctrl-C during the diagnosis, an error that ends the
+program after the diagnosis was said.
 
 Each script (tests/scripts/hard2_*.py) runs under the command and under plain `python`; what
 the program itself prints must be the same.
