@@ -19,7 +19,7 @@ import pytest
 import torch
 
 import autograd_lens as al
-from autograd_lens.explain.carriers import Carrier
+from autograd_lens.explain.carrier import Carrier
 from autograd_lens.predict.report import PATTERNS
 from autograd_lens.predict.verdict import Evidence, Suspected, decide
 

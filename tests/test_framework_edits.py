@@ -19,7 +19,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from autograd_lens.explain.carriers import Carrier
+from autograd_lens.explain.carrier import Carrier
 from autograd_lens.source.edit_types import fits, missing_method
 from autograd_lens.source.edits import Edit, apply, by_file
 from autograd_lens.predict.report import PATTERNS

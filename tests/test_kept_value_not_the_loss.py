@@ -6,7 +6,7 @@ still gets its detach."""
 
 from __future__ import annotations
 
-from autograd_lens.explain.carriers import Carrier
+from autograd_lens.explain.carrier import Carrier
 from autograd_lens.fixes.rules import Case
 from autograd_lens.fixes.rules_state import detach_kept
 

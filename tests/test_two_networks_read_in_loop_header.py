@@ -8,7 +8,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from autograd_lens.explain.carriers import Carrier
+from autograd_lens.explain.carrier import Carrier
 from autograd_lens.source.edits import apply
 from autograd_lens.fixes.rules import Case
 from autograd_lens.fixes.rules_state import detach_at_use

@@ -84,7 +84,7 @@ def stale_carriers(carriers: list, evidence: dict | None, got: Any) -> list:
     """``carriers`` with the recorded stale holders first, each given by ``got``
     (:func:`autograd_lens.explain.carrier_origin.got`) at the statement that made it; a carrier of
     the source's reading that the recording shows built after the step is left out."""
-    from .carriers import Carrier
+    from .carrier import Carrier
 
     stale = stale_holders(evidence)
     if not stale:
@@ -109,7 +109,7 @@ def _stale_in_caller(carriers: list, evidence: dict | None, got: Any) -> list:
     the statement that made it, entering at the statement whose call failed; a carrier of
     the failing call's own frame holding one of their tensors (the loss handed to a helper
     that backwards it) is left out, said through the caller's name."""
-    from .carriers import Carrier
+    from .carrier import Carrier
 
     stale = stale_in_caller(evidence)
     if not stale:

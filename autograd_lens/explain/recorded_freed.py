@@ -213,7 +213,7 @@ def holding_itself(carriers: list, evidence: dict, freed: dict | None) -> list:
     before it from the shared part, as recorded): each named where its scope runs at the failure, marked ``held``
     (no edit is derived from it). None when the recording shows no such name, or when the
     backward that freed the graph is not known."""
-    from .carriers import Carrier
+    from .carrier import Carrier
 
     freed_nodes = set(evidence.get("freed_nodes") or ())
     holders = recorded_names(evidence)

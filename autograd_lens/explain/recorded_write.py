@@ -199,7 +199,7 @@ def _bound_result(text: str, name: str) -> str:
 
 
 def _blank() -> Any:
-    from .carriers import Carrier
+    from .carrier import Carrier
 
     return Carrier("", "", 0, "", "", "written")
 

@@ -53,7 +53,7 @@ def _joining(evidence: dict) -> dict | None:
 def joining_carrier(carriers: list, evidence: dict, got: Any) -> list:
     """``carriers`` with the joining name first (see the module's docstring), made by ``got``
     (:func:`autograd_lens.explain.carrier_origin.got`) at the statement that made its node."""
-    from .carriers import Carrier
+    from .carrier import Carrier
 
     holders = recorded_names(evidence)
     if not is_second_loss(evidence) or not carriers:
@@ -86,7 +86,7 @@ def _made_as(carriers: list, evidence: dict, freed: dict) -> list:
     made it), when the source's first carrier is the failing loss itself (its backward reads
     it: ``losses["critic"].backward()``); else ``carriers``."""
     from ..source.backward_calls import backward_subject
-    from .carriers import Carrier
+    from .carrier import Carrier
     from ..source.edits import targets
     from ..fixes.rules import BACKWARD
 

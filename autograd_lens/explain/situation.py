@@ -14,7 +14,9 @@ from typing import Any
 import torch
 
 from ..source.candidates import Candidate
-from .carriers import Carrier, GraphView, rank_candidates, shown, shown_in_turn
+from .carrier import Carrier
+from .carriers import rank_candidates, shown, shown_in_turn
+from .graph_view import GraphView
 from ..predict.diagnose import diagnose
 from ..lens.errors import is_inplace_error
 from ..lens.graph import breadth_first, children, node_name

@@ -1,7 +1,7 @@
 """The edit rules: each pattern's fix computed as an edit of the program's own lines.
 
 A rule reads what the diagnosis knows (the carriers: name, file, line and the form of the value,
-see :class:`~autograd_lens.explain.carriers.Carrier`), the line of the backward that failed, and the
+see :class:`~autograd_lens.explain.carrier.Carrier`), the line of the backward that failed, and the
 source. It returns :class:`Fix` es, the first choice first, each saying in words what the fixed
 program computes. It returns nothing when the source does not show the edit plainly: an empty
 answer is honest, a guessed edit is not.
