@@ -17,7 +17,7 @@ import torch
 
 from ..lens.graph import breadth_first
 from ..lens.history import Call
-from .scene import from_collection
+from .scene_lines import from_collection
 
 _ENTRIES = 100  # a collection of losses is small: longer ones are not read past this
 

@@ -200,7 +200,7 @@ def _made_from_itself(carrier: Any) -> bool:
     """Whether the statement the replay recorded as making ``carrier``'s graph computes it
     from its own earlier value (``self.hidden = self.lstm(x, self.hidden)``): a state carried
     from one call into the next, not a part shared by two losses of one forward."""
-    from .scene import self_fed
+    from .scene_lines import self_fed
 
     made = carrier.got
     return made is not None and self_fed(made["file"], made["line"], carrier.shown or carrier.name)
