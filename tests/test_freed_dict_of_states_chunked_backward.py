@@ -73,7 +73,7 @@ def test_the_chunk_end_is_the_last_statement_of_the_backward_block(tmp_path, las
     ends it (it would never run), nor where the block has an ``else``."""
     from autograd_lens.source.edits import Source
     from autograd_lens.fixes.rules import Case
-    from autograd_lens.fixes.rules_state import _chunk_end
+    from autograd_lens.fixes.detach_place import _chunk_end
 
     script = tmp_path / "chunks.py"
     script.write_text(_CHUNKED.format(last=last))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from autograd_lens.explain.carrier import Carrier
 from autograd_lens.fixes.rules import Case
-from autograd_lens.fixes.rules_state import detach_kept
+from autograd_lens.fixes.kept_values import detach_kept
 
 PROGRAM = '''import torch
 

@@ -11,7 +11,7 @@ from torch import nn
 from autograd_lens.explain.carrier import Carrier
 from autograd_lens.source.edits import apply
 from autograd_lens.fixes.rules import Case
-from autograd_lens.fixes.rules_state import detach_at_use
+from autograd_lens.fixes.detached_reads import detach_at_use
 
 PROGRAM = '''import torch
 from torch import nn

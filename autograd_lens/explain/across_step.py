@@ -242,7 +242,7 @@ def rebuilt_before_call(evidence: dict | None) -> list[Fix]:
     """See the module's docstring: the assignments before the step's statement that made the
     stale names the failing call's statement reads (and the values they are made from that
     hold the graph), put again right before that statement."""
-    from ..fixes.rules_inplace import _built_before, reindented
+    from ..fixes.built_again import _built_before, reindented
 
     stale = stale_in_caller(evidence)
     if not stale:

@@ -138,7 +138,8 @@ def memo_stored_detached(top: Any, carriers: list, failed: tuple[str, int] | Non
     it filled, with every other carrier filled there: for one computed from a value made once,
     which giving it None after each backward (tried first) does not make again."""
     from ..fixes.rules import Case
-    from ..fixes.rules_state import _detached_where_made, _memo
+    from ..fixes.kept_values import _detached_where_made
+    from ..fixes.outside_loop import _memo
 
     if top.origin != "attribute" or not top.got or not _memo(top):
         return []
@@ -150,7 +151,7 @@ def state_detached_where_kept(carrier: Any, failed: tuple[str, int] | None) -> l
     object made (``self.hidden = self.lstm(x, self.hidden)``): detached there, before that
     method reads it, so every call of it, wherever the step makes it, starts from a constant."""
     from ..fixes.rules import Case
-    from ..fixes.rules_state import detach_state
+    from ..fixes.carried_state import detach_state
 
     got = carrier.got
     if not got or not carrier.shown.startswith("self.") or carrier.entry != "read_first":

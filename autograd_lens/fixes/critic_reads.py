@@ -10,7 +10,7 @@ first backward after it is followed by the step of an optimizer made from ``N.pa
 (the step that trains the network scoring the batch).
 
 :func:`critic_reads` gives those reads; the GAN rule detaches them
-(:func:`autograd_lens.fixes.rules_state.detach_reads_before`).
+(:func:`autograd_lens.fixes.detached_reads.detach_reads_before`).
 """
 
 from __future__ import annotations

@@ -16,7 +16,8 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import rules, rules_inplace, rules_state
+from . import accumulated, built_again, carried_state, detached_reads, inplace_writes, \
+    kept_values, outside_loop, rules
 from ..source.edit_types import fits
 from .state_objects import state_fix
 from .rules import Case, Fix, Rule
@@ -109,14 +110,14 @@ PATTERNS: dict[str, Pattern] = {p.key: p for p in (
             "model) again after optimizer.step(); do not reuse a loss built before the step, and "
             "do not retain a graph across a step",
             ("08_retain_step_backward", "16_module_state_with_history"),
-            rule=rules_inplace.after_the_step,
+            rule=built_again.after_the_step,
             proofs=("modified_in_place", "modified_in_place_actor_critic")),
     Pattern("written_in_place", "a tensor a node saved, then written in place by the program",
             "write out of place instead (y = y + 1, h = h.relu()), or write into a copy made "
             "just before the write (x = x.clone()), so the node keeps the tensor it saved",
             ("chapters/mental_model", "10_detach", "16_module_state_with_history",
              "08_retain_step_backward"),
-            rule=rules_inplace.out_of_place,
+            rule=inplace_writes.out_of_place,
             proofs=("written_in_place_add", "written_in_place_relu", "written_in_place_buffer"),
             on_weight="change the weight where no graph still needs its old value: right after "
             "optimizer.step() (or before the forward), not between the forward and the "
@@ -127,14 +128,14 @@ PATTERNS: dict[str, Pattern] = {p.key: p for p in (
             ("06_accumulating_loss", "15_rl_buffers"),
             "clear the list after each backward (or append .detach()ed values, or numbers "
             "from .item(), if they only need logging)",
-            rule=rules_state.total_or_buffer, proofs=("accumulated_loss", "accumulated_loss_augmented")),
+            rule=accumulated.total_or_buffer, proofs=("accumulated_loss", "accumulated_loss_augmented")),
     Pattern("hidden_state", "hidden state carried from one batch into the next",
             "detach the state at the start of each batch (h = h.detach() for a tensor; "
             "state = tuple(s.detach() for s in state) for a tuple such as an LSTM's (h, c), "
             "and every tensor of nested tuples), which is truncated backpropagation through time",
             ("05_rnn_hidden_state",),
             "detach it at the start of each batch",
-            rule=rules_state.detach_state,
+            rule=carried_state.detach_state,
             proofs=("hidden_state_tensor", "hidden_state_tuple", "hidden_state_nested",
                     "hidden_state_attribute", "hidden_state_dict")),
     Pattern("kept_value", "a value made from an earlier step's graph and kept for a later "
@@ -144,18 +145,18 @@ PATTERNS: dict[str, Pattern] = {p.key: p for p in (
             "loss should train what made it",
             ("10_detach", "16_module_state_with_history"),
             "detach it where it is made (or compute it under torch.no_grad())",
-            rule=rules_state.detach_kept, proofs=("kept_value",)),
+            rule=kept_values.detach_kept, proofs=("kept_value",)),
     Pattern("module_state", "a module attribute or buffer updated with history",
             "update it under torch.no_grad() or store a .detach()ed value",
             ("16_module_state_with_history",),
-            rule=rules_state.detach_stored, proofs=("module_state",)),
+            rule=kept_values.detach_stored, proofs=("module_state",)),
     Pattern("outside_loop", "a tensor computed outside the loop and reused every step",
             "compute it inside the loop, or under torch.no_grad() (or .detach() it) if it needs "
             "no gradient",
             ("13_tensor_outside_loop", "04_two_networks"),
             "compute it inside the loop, or detach it (or compute it under torch.no_grad()) "
             "if it needs no gradient",
-            rule=rules_state.recompute_inside, proofs=("outside_loop", "outside_loop_closure")),
+            rule=outside_loop.recompute_inside, proofs=("outside_loop", "outside_loop_closure")),
     Pattern("shared_trunk", "a shared part of the graph that an earlier backward already went "
             "through (two losses over one forward, a GAN's fake batch, a tensor computed outside "
             "the loop)",
@@ -171,13 +172,13 @@ PATTERNS: dict[str, Pattern] = {p.key: p for p in (
             "clear the list after each update (del buffer[:]), or store .detach()ed values or "
             "numbers (.item()) if they are only logged",
             ("15_rl_buffers", "06_accumulating_loss"),
-            rule=rules_state.clear_buffer, proofs=("growing_buffer",)),
+            rule=accumulated.clear_buffer, proofs=("growing_buffer",)),
     Pattern("gan_discriminator", "a generated batch used again after the discriminator's "
             "backward went through the generator",
             "in the discriminator step use D(fake.detach()); then the generator step's "
             "D(fake) is the only backward through the generator",
             ("12_gan_discriminator",),
-            rule=rules_state.detach_reads_before, proofs=("gan_discriminator",)),
+            rule=detached_reads.detach_reads_before, proofs=("gan_discriminator",)),
     Pattern("grad_then_backward", "autograd.grad, then backward, through the same graph",
             "pass retain_graph=True to autograd.grad (create_graph=True if the gradient is part "
             "of the loss), or compute the loss again before backward",
@@ -216,7 +217,7 @@ PATTERNS: dict[str, Pattern] = {p.key: p for p in (
             "detach the output before the second network if its loss should not train the first "
             "(net2(h.detach())), or sum the two losses and call backward once",
             ("04_two_networks", "02_two_losses_one_forward"),
-            rule=rules_state.detach_at_use, proofs=("two_networks",)),
+            rule=detached_reads.detach_at_use, proofs=("two_networks",)),
     # Named when the evidence shows none of the patterns above: it has no edit rule and no proof
     # program (there is no fix to execute); the command prints no diff and says so.
     Pattern("unknown", "none that the evidence shows", "find the tensor that crosses from one "

@@ -7,8 +7,14 @@ program computes. It returns nothing when the source does not show the edit plai
 answer is honest, a guessed edit is not.
 
 This module holds what every rule uses and the rules about the order of calls (backward twice,
-two losses, ``autograd.grad`` then backward, meta-learning); :mod:`autograd_lens.fixes.rules_state`
-holds the rules about values that cross from one step to the next.
+two losses, ``autograd.grad`` then backward, meta-learning). The rules about values that cross
+from one step to the next are in :mod:`~autograd_lens.fixes.carried_state` (a state carried into
+the next step), :mod:`~autograd_lens.fixes.kept_values` (a value kept for a later step, a module's
+running value), :mod:`~autograd_lens.fixes.outside_loop` (a tensor computed before the loop),
+:mod:`~autograd_lens.fixes.accumulated` (a running total, a growing list) and
+:mod:`~autograd_lens.fixes.detached_reads` (a value read detached by the step that uses it); those
+of the in-place error in :mod:`~autograd_lens.fixes.inplace_writes` (the program's own write) and
+:mod:`~autograd_lens.fixes.built_again` (a weight changed between the forward and the backward).
 """
 
 from __future__ import annotations
