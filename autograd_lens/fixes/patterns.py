@@ -15,6 +15,7 @@ import importlib.metadata
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from . import accumulated, built_again, carried_state, detached_reads, inplace_writes, \
     kept_values, outside_loop, rules
