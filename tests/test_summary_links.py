@@ -59,6 +59,8 @@ EXEMPT_SECTIONS = {
         "a packaging fact of torchviz, not PyTorch behaviour",
     ("chapters/troubleshooting.md", "Binder"): "the hosting service",
     ("chapters/troubleshooting.md", "Running locally"): "the book's set-up and make targets",
+    ("chapters/debugging.md", "How the command works, stage by stage"):
+        "the library's folders (tests/test_layout.py holds their order), not PyTorch behaviour",
     ("chapters/api.md", "The command and its report"):
         "the fields of the command's JSON report (tests/test_cli.py checks them), not PyTorch behaviour",
 }
