@@ -1,6 +1,6 @@
 """The freed-graph error where a module keeps its updated state on itself and reads it with a
 learned start for the first call (``self.start if self.memory is None else self.memory``,
-:func:`autograd_lens.explain.recorded_edits.start_again`): each call starts from the learned start
+:func:`autograd_lens.explain.made_again.start_again`): each call starts from the learned start
 again. The detach of the kept state, also tried, fails its run (the learned start gets no
 gradient after the first batch) and is printed only as a failed attempt; the edit that holds is
 applied, run, and its weights compared with the program fixed by hand."""

@@ -1,5 +1,5 @@
 """The freed-graph error where a value made once before a loop carries the graph into every
-pass (autograd_lens.explain.recorded_edits.made_again_in_loop): the statement that the replay recorded
+pass (autograd_lens.explain.made_again.made_again_in_loop): the statement that the replay recorded
 making it runs again at the top of the loop where it enters, when none of the names it reads is
 recorded holding the freed graph. The command runs the edit before it calls it the fix; here it
 is applied, run, and its weights compared with the program fixed by hand:
