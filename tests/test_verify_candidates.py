@@ -163,7 +163,7 @@ train(2)
 def test_an_edit_reading_a_name_before_it_is_bound_is_left_out(tmp_path):
     import linecache
 
-    from autograd_lens.source.edit_guards import names_bound
+    from autograd_lens.source.bound_names import names_bound
 
     script = tmp_path / "early.py"
     script.write_text(DETACH_TOO_EARLY)
@@ -208,7 +208,7 @@ def test_an_edit_reading_an_attribute_before_init_sets_it_is_left_out(tmp_path):
     would raise AttributeError: left out, with why; put after it, it is kept."""
     import linecache
 
-    from autograd_lens.source.edit_guards import names_bound
+    from autograd_lens.source.bound_names import names_bound
 
     script = tmp_path / "head.py"
     script.write_text(SET_IN_INIT)

@@ -159,7 +159,7 @@ def _stores_entry_later(site: dict, name: str) -> bool:
 def _global_in(site: dict, name: str) -> bool:
     """Whether ``name`` is a global of the function running at ``site`` (neither an argument
     nor a local of it)."""
-    from ..source.edit_guards import binds
+    from ..source.bound_names import binds
     from ..source.edits import Source
 
     source = Source.read(site["file"])
@@ -169,7 +169,7 @@ def _global_in(site: dict, name: str) -> bool:
 def _argument_of(site: dict, name: str) -> bool:
     """Whether ``name`` is an argument of the function running at ``site`` (a state handed in
     and bound again there is the caller's to change, where it hands it in)."""
-    from ..source.edit_guards import arguments_of
+    from ..source.bound_names import arguments_of
     from ..source.edits import Source
 
     source = Source.read(site["file"])

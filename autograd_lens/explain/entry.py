@@ -135,7 +135,7 @@ def _read_in_functions(name: str, filename: str,
                        running: frozenset[int] = frozenset()) -> tuple[str, int, str] | None:
     """A function of ``filename`` that reads the global ``name`` before assigning it:
     (file, line, function); ``running``: the first lines of the step's running functions."""
-    from ..source.edit_guards import binds
+    from ..source.bound_names import binds
 
     tree = source_tree(filename)
     for node in ([] if tree is None else ast.walk(tree)):

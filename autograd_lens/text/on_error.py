@@ -217,7 +217,7 @@ def _edit(finding: Any, frame: Any) -> str:
     line; or why there is none; empty without a pattern."""
     if finding.pattern is None:
         return ""
-    from ..source.edit_guards import names_bound
+    from ..source.bound_names import names_bound
 
     where = None if frame is None else (frame.f_code.co_filename, frame.f_lineno)
     fixes, unbound = names_bound(finding.pattern.fixes(finding.carriers, where))

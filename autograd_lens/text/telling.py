@@ -306,7 +306,7 @@ class Teller:
 
     def _made(self) -> None:
         """The fixes and the text, from the finding as it stands."""
-        from ..source.edit_guards import names_bound
+        from ..source.bound_names import names_bound
 
         finding = self.finding
         read = [c for c in finding.carriers if not c.held]  # the source's: edits come from them
