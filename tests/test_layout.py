@@ -61,3 +61,21 @@ def test_a_deferred_import_of_a_later_folder_is_found():
     text = "def f():\n    from ..run.watch import Watch\n    from . import graph\n"
     assert imports_in(text, ("lens",)) == {"run.watch", "lens.graph"}
     assert folder_of("run.watch") not in STAGES[:1]
+
+
+def test_every_stage_knows_the_package_as_one_folder():
+    """The folders the package tells its own frames by (a traceback's, a replay's, a frame the
+    user's code is told from) are the package's own, whichever stage folder holds the module
+    that asks; and the folder it is imported from is the package's parent."""
+    from autograd_lens.lens import history
+    from autograd_lens.predict import report
+    from autograd_lens.run import record, unseen
+    from autograd_lens.source import candidates
+    from autograd_lens.text import spawned
+
+    root = str(PACKAGE) + "/"
+    assert unseen.PACKAGE == record._OURS == history.LIBRARY_DIRS[1] == \
+        report._LIBRARY_DIRS[1] == root
+    assert root in candidates.NOT_USERS and spawned._PACKAGE_PARENT == str(PACKAGE.parent)
+    inner = str(PACKAGE / "explain" / "situation.py")
+    assert not record.is_users(inner) and inner.startswith(candidates.NOT_USERS)

@@ -37,8 +37,9 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from ..source.candidates import NOT_USERS
 from ..lens.errors import error_kind
+from .unseen import PACKAGE
 
-_OURS = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_OURS = PACKAGE  # this package's folder: every frame of it, whichever folder
 _TORCH = os.path.dirname(torch.__file__) + os.sep
 # Frames between an operation's caller and the mode: this package's, and PyTorch's plumbing.
 _PLUMBING = (_OURS,) + tuple(_TORCH + p for p in ("_dynamo" + os.sep, "_compile.py", "_ops.py",
