@@ -69,13 +69,13 @@ def test_every_stage_knows_the_package_as_one_folder():
     that asks; and the folder it is imported from is the package's parent."""
     from autograd_lens.lens import history
     from autograd_lens.predict import report
-    from autograd_lens.run import record, unseen
+    from autograd_lens.run import sites, unseen
     from autograd_lens.source import candidates
     from autograd_lens.text import spawned
 
     root = str(PACKAGE) + "/"
-    assert unseen.PACKAGE == record._OURS == history.LIBRARY_DIRS[1] == \
+    assert unseen.PACKAGE == sites._OURS == history.LIBRARY_DIRS[1] == \
         report._LIBRARY_DIRS[1] == root
     assert root in candidates.NOT_USERS and spawned._PACKAGE_PARENT == str(PACKAGE.parent)
     inner = str(PACKAGE / "explain" / "situation.py")
-    assert not record.is_users(inner) and inner.startswith(candidates.NOT_USERS)
+    assert not sites.is_users(inner) and inner.startswith(candidates.NOT_USERS)

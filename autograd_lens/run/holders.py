@@ -12,7 +12,9 @@ import torch
 from ..lens.graph import node_name
 from ..source.library_objects import made_state
 from .node_history import _built, _reaches
-from .record import Log, is_users, own_attributes, storage_key
+from .record import Log
+from .sites import is_users
+from .tensor_names import own_attributes, storage_key
 
 _ITEMS = 200  # entries of one container looked at
 _NAMES = 5000  # names looked at in all

@@ -59,7 +59,8 @@ import torch
 from ..lens.graph import breadth_first, children, node_name
 from .holders import _holders, _parameter_path
 from .node_history import _built, _freed_by, _stale
-from .record import Log, storage_key
+from .record import Log
+from .tensor_names import storage_key
 from .write_evidence import (_first_write, _hidden_write, _later_writes, _next_writes,
                              _reported_first, _write_fields)
 from ..explain.writes import _parsed
