@@ -12,6 +12,7 @@ from torch import nn
 from torch.utils.checkpoint import checkpoint
 
 import autograd_lens as al
+from autograd_lens.lens import focus as lens_focus, replay as lens_replay
 from lens_functions import Square
 from browser import LAUNCH_ARGS, chromium_or_skip
 
@@ -164,7 +165,7 @@ def test_frames_html_has_one_picture_and_every_frame_as_data_with_a_slider():
 def _boxes(svg: str) -> dict[str, str]:
     """Each node box of a picture: its id and the text of its labels."""
     return {key: " ".join(re.findall(r">([^<>]*)</text>", body))
-            for key, body in al.replay.NODE_BOX.findall(svg)}
+            for key, body in lens_replay.NODE_BOX.findall(svg)}
 
 
 @contextmanager
@@ -212,7 +213,7 @@ def _step_two_of_a_carried_state(steps: int = 6):
 def test_focus_stale_keeps_the_path_into_the_freed_graph_and_collapses_the_rest():
     loss, params = _step_two_of_a_carried_state()
     nodes = al.walk(loss)
-    kept = al.focus.stale_path(nodes)
+    kept = lens_focus.stale_path(nodes)
     names = [al.node_name(n) for n in kept]
     # sum, sin, mul of the new step, the first freed node (the old graph's last tanh), and w
     assert names == ["SumBackward0", "SinBackward0", "MulBackward0", "TanhBackward0", "AccumulateGrad"]
@@ -230,7 +231,7 @@ def test_focus_stale_keeps_the_path_into_the_freed_graph_and_collapses_the_rest(
 def test_focus_keeps_every_node_when_nothing_is_stale():
     x = torch.randn(3, requires_grad=True)
     loss = (x.exp() * x).sum()
-    assert al.focus.stale_path(al.walk(loss)) == al.walk(loss)
+    assert lens_focus.stale_path(al.walk(loss)) == al.walk(loss)
     assert al.draw(loss, focus="stale").source == al.draw(loss).source
 
 
@@ -251,7 +252,7 @@ def _two_branches():
 def test_focus_on_a_parameter_draws_its_path_and_collapses_the_other_branch():
     loss, a, b = _two_branches()
     nodes = al.walk(loss)
-    kept = al.focus.paths_to(nodes, [b])
+    kept = lens_focus.paths_to(nodes, [b])
     names = [al.node_name(n) for n in kept]
     assert names == ["AddBackward0", "SumBackward0", "TanhBackward0", "MulBackward0",
                      "CosBackward0", "AccumulateGrad"]
@@ -288,7 +289,7 @@ def test_describe_counts_nodes_and_saved_tensors_from_the_graph():
     assert al.draw(loss, params=params).name == text          # the SVG's title: the alt text
     assert "<title>" + text.split(".")[0] in al.draw(loss, params=params).pipe(format="svg").decode()
     focused = al.draw(loss, params=params, focus="stale")
-    kept = len(al.focus.stale_path(al.walk(loss)))
+    kept = len(lens_focus.stale_path(al.walk(loss)))
     assert focused.name.endswith(f"Drawn in full: {kept} of the nodes; "
                                  f"the other {len(al.walk(loss)) - kept} in one box.")
 
@@ -378,7 +379,7 @@ def _critic_over_a_generator():
 
 def _collapsed_box(svg: str) -> tuple[str, int, int]:
     """The collapsed nodes' box in a frame: its outline width and its 'freed of total' count."""
-    body = dict(al.replay.NODE_BOX.findall(svg))
+    body = dict(lens_replay.NODE_BOX.findall(svg))
     box = [b for b in body.values() if "<title>more</title>" in b]
     assert len(box) == 1, "no box of collapsed nodes in the frame"
     freed, total = map(int, re.search(r">\s*(\d+) of (\d+) saved tensors freed<", box[0]).groups())
@@ -389,7 +390,7 @@ def _collapsed_box(svg: str) -> tuple[str, int, int]:
 def test_focused_replay_keeps_the_path_in_full_and_counts_what_the_collapsed_nodes_free():
     loss, params = _critic_over_a_generator()
     nodes = al.walk(loss)
-    kept = {nodes.index(n) for n in al.focus.paths_to(nodes, [params["G.0.weight"]])}
+    kept = {nodes.index(n) for n in lens_focus.paths_to(nodes, [params["G.0.weight"]])}
     slots_before = len(al.saved_tensors(loss))
     frames = al.backward_frames(loss, params=params, focus=[params["G.0.weight"]], legend=False)
     assert {s.state for s in al.saved_tensors(loss)} == {"freed"}        # the pass really ran
@@ -405,10 +406,10 @@ def test_focused_replay_keeps_the_path_in_full_and_counts_what_the_collapsed_nod
         assert freed == sum(len(f.freed) for f in frames[: k + 1] if f.node_index not in kept), k
         ran_hidden = frames[k].node_index not in kept
         assert (float(width) >= 3) == ran_hidden, f"frame {k}: the box's outline says the wrong node ran"
-        outlined = [key for key, body in al.replay.NODE_BOX.findall(svg)
+        outlined = [key for key, body in lens_replay.NODE_BOX.findall(svg)
                     if 'stroke-width="3"' in body and "<title>more</title>" not in body]
         ran = [] if ran_hidden else [f"n{sorted(kept).index(frames[k].node_index)}"]
-        assert [re.search(r"<title>(\w+)</title>", dict(al.replay.NODE_BOX.findall(svg))[key]).group(1)
+        assert [re.search(r"<title>(\w+)</title>", dict(lens_replay.NODE_BOX.findall(svg))[key]).group(1)
                 for key in outlined] == ran, f"frame {k}: the wrong node is outlined as the one that ran"
     assert 0 < sum(f.node_index not in kept for f in frames) < len(frames)
     assert _collapsed_box(pictures[-1])[1:] == (total, total) and total > 0
