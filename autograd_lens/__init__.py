@@ -13,13 +13,13 @@ import sys
 from typing import Any
 
 _API = {
-    "predict.diagnose": ["PATTERNS", "FrontierNode", "Pattern", "Report", "SourceLine", "Suspect",
-                 "diagnose"],
+    "predict.diagnose": ["PATTERNS", "FrontierNode", "Pattern", "Report", "SourceLine",
+                         "Suspect", "diagnose"],
     "lens.describe": ["describe"],
     "lens.draw": ["draw"],
     "lens.replay": ["BackwardFrames", "Frame", "backward_frames"],
     "lens.errors": ["FREED_GRAPH_PATTERN", "INPLACE_PATTERN", "NoFreedGraphError", "error_kind",
-               "expect_freed_graph_error", "is_freed_graph_error", "is_inplace_error"],
+                    "expect_freed_graph_error", "is_freed_graph_error", "is_inplace_error"],
     "lens.graph": ["SavedSlot", "node_name", "node_slots", "saved_tensors", "walk"],
     "lens.memory": ["saved_memory"],
     "text.on_error": ["diagnose_on_error", "load_ipython_extension", "unload_ipython_extension"],

@@ -68,14 +68,12 @@ def test_every_stage_knows_the_package_as_one_folder():
     user's code is told from) are the package's own, whichever stage folder holds the module
     that asks; and the folder it is imported from is the package's parent."""
     from autograd_lens.lens import history
-    from autograd_lens.predict import report
     from autograd_lens.run import sites, unseen
     from autograd_lens.source import candidates
     from autograd_lens.text import spawned
 
     root = str(PACKAGE) + "/"
-    assert unseen.PACKAGE == sites._OURS == history.LIBRARY_DIRS[1] == \
-        report._LIBRARY_DIRS[1] == root
+    assert unseen.PACKAGE == sites._OURS == history.LIBRARY_DIRS[1] == root
     assert root in candidates.NOT_USERS and spawned._PACKAGE_PARENT == str(PACKAGE.parent)
     inner = str(PACKAGE / "explain" / "situation.py")
     assert not sites.is_users(inner) and inner.startswith(candidates.NOT_USERS)

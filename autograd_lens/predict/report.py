@@ -5,23 +5,19 @@ suspects. The catalogue of patterns (title, fix, page, edit rule, proofs) is
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass
 
-import torch
 from torch.autograd.graph import Node
 
 from ..lens.graph import SavedSlot
+from ..lens.history import LIBRARY_DIRS
 from ..source.places import place
 from ..fixes.patterns import BOOK_URL, PATTERNS, Pattern  # noqa: F401 - re-exported: the catalogue
 
 
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>[^\n]+)\n'
                     r'(?:(?!\s*File ")(?P<code>[ \t]+[^\n]*)\n?)?')
-# Frames from these folders are skipped when looking for the user's line in a traceback.
-_LIBRARY_DIRS = (os.path.dirname(torch.__file__) + os.sep,
-                 os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep)
 
 
 @dataclass(frozen=True)
@@ -44,7 +40,7 @@ class SourceLine:
         text = "".join(stack) if isinstance(stack, (list, tuple)) else str(stack)
         found = None
         for match in _FRAME.finditer(text):
-            if not match.group("file").startswith(_LIBRARY_DIRS):
+            if not match.group("file").startswith(LIBRARY_DIRS):  # torch's, this package's
                 found = cls(match.group("file"), int(match.group("line")),
                             (match.group("code") or "").strip())
         return found
