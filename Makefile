@@ -59,8 +59,8 @@ test-unit test-notebooks: export OMP_NUM_THREADS := 1
 # --dist loadscope: each test module on one worker, so a module-scoped fixture (the command's
 # processes, the wheel build) is computed once, not on each worker that gets one of its tests.
 test-unit: setup ## Unit tests and doctests of autograd_lens and of the book's tooling, offline
-	scripts/offline.sh $(PYTEST) -q -n $(JOBS) --dist loadscope --doctest-modules --ignore=tests/test_site.py --ignore=tests/test_site_screens.py \
-		--ignore=tests/test_site_quiz_keys.py --ignore=tests/test_lab.py tests autograd_lens
+	scripts/offline.sh $(PYTEST) -q -n $(JOBS) --dist loadscope --doctest-modules --ignore=tests/book/test_site.py --ignore=tests/book/test_site_screens.py \
+		--ignore=tests/book/test_site_quiz_keys.py --ignore=tests/book/test_lab.py tests autograd_lens
 
 # The notebooks in reverse table-of-contents order (read from _toc.yml by scripts/nbtools.py).
 test-notebooks: setup ## Strict nbval on every stored notebook, offline
@@ -107,18 +107,18 @@ chromium: ## Install Chromium for the browser test of the site, where possible (
 		|| echo "Without it the browser test is skipped (in CI, where CI=true, it fails instead)." >&2; fi
 
 test-site: book chromium ## The built site in headless Chromium (every page, console, images, links; phone, weight, axe, search, quizzes by keyboard)
-	$(PYTEST) -q tests/test_site.py tests/test_site_screens.py tests/test_site_quiz_keys.py
+	$(PYTEST) -q tests/book/test_site.py tests/book/test_site_screens.py tests/book/test_site_quiz_keys.py
 
 test-lab: setup chromium ## Every student and instructor copy in a real JupyterLab, in headless Chromium: no raw MyST, no quiz answer shown
-	$(PYTEST) -q tests/test_lab.py
+	$(PYTEST) -q tests/book/test_lab.py
 
 # The library's, diagnose's and the command's tests: what CI's torch matrix runs on every minor
 # release that pyproject.toml accepts. Each release gets its own environment in TORCH_ENVS.
 TORCH       ?=
 TORCH_ENVS  ?= $(HOME)/.cache/through-the-graph/torch-envs
-TORCH_TESTS := tests/test_lens_graph.py tests/test_lens_draw.py tests/test_lens_memory_errors.py \
-	tests/test_diagnose.py tests/test_cli.py tests/test_cli_on_error.py tests/test_torchrun.py \
-	tests/test_compat.py
+TORCH_TESTS := tests/lens/test_lens_graph.py tests/lens/test_lens_draw.py tests/lens/test_lens_memory_errors.py \
+	tests/predict/test_diagnose.py tests/command/text/test_cli.py tests/command/text/test_cli_on_error.py tests/command/run/test_torchrun.py \
+	tests/lens/test_compat.py
 
 test-torch: ## The library's tests on another torch, in its own environment: make test-torch TORCH=2.6.0
 	@PYTHON="$(PYTHON)" TORCH="$(TORCH)" TORCH_ENVS="$(TORCH_ENVS)" TORCH_TESTS="$(TORCH_TESTS)" \

@@ -61,6 +61,6 @@ fi
 echo "torch $after unchanged by pip install ."
 
 # The tests import the package from the repository (as in .venv): the same files pip just
-# installed. (tests/test_package.py, in `make test`, checks an installed wheel on its own.)
+# installed. (tests/package/test_package.py, in `make test`, checks an installed wheel on its own.)
 # shellcheck disable=SC2086
 scripts/offline.sh "$PY" -m pytest -q -n "$JOBS" --doctest-modules $TORCH_TESTS autograd_lens

@@ -1,7 +1,7 @@
 """Independent references for the in-place error's proof programs (tests/proofs/written_in_place_*.py,
 modified_in_place_actor_critic.py): each gradient computed here with torch.func from the program's
 seed and sizes, with no in-place write and no retained graph, to compare with what the edit of the
-program leaves (see tests/test_pattern_proofs.py)."""
+program leaves (see tests/command/fixes/test_pattern_proofs.py)."""
 
 from __future__ import annotations
 

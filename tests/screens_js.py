@@ -1,4 +1,4 @@
-"""What tests/test_site_screens.py asks each page, as the JavaScript the browser runs.
+"""What tests/book/test_site_screens.py asks each page, as the JavaScript the browser runs.
 
 Kept apart from the tests so that both read downward: each snippet returns plain data, and the
 tests decide what is a failure.

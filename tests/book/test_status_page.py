@@ -1,0 +1,52 @@
+"""The status page is what ``scripts/bench.py`` writes from its stored report, and it says how
+many runs each of its medians takes: the times are medians of ``BENCH_REPEATS`` runs, but the
+library's ratios have their own count (``library_ratios``'s default), and so do the command's
+costs (``bench_watch.command_costs``, given ``WATCH_ROUNDS``)."""
+
+from __future__ import annotations
+
+import inspect
+import json
+
+import bench
+import bench_watch
+from places import REPOSITORY
+
+ROOT = REPOSITORY
+
+REPORT = json.loads((ROOT / "bench" / "report.json").read_text())
+
+
+def test_the_page_is_what_bench_writes_from_its_report():
+    assert bench.status_page(REPORT) == (ROOT / "chapters" / "status.md").read_text(), (
+        "chapters/status.md differs from scripts/bench.py's status_page(bench/report.json): "
+        "regenerate the page with `make bench`")
+
+
+def test_the_page_says_how_many_runs_each_median_takes():
+    page = bench.status_page(REPORT)
+    library = inspect.signature(bench.library_ratios).parameters["repeats"].default
+    assert library == bench.LIBRARY_REPEATS
+    assert f"time is the median of {REPORT['repeats']} runs" in page
+    assert f"each library ratio divides two medians of {library} runs" in page
+    with_watch = {**REPORT, "library": {**REPORT["library"], "watch_added_us_per_call": 0.5}}
+    assert f"the command's costs are medians of {bench.WATCH_ROUNDS} rounds" in bench.status_page(with_watch)
+    assert "timed inside the watch, which the command enters once a program" in \
+        bench.status_page(with_watch)
+    # The rounds bench passes are the ones command_costs takes unless told otherwise.
+    assert inspect.signature(bench_watch.command_costs).parameters["rounds"].default == bench.WATCH_ROUNDS
+
+
+def test_the_lstm_line_renders_with_its_limit_and_how_it_was_measured():
+    """``make bench`` reports the command's time beyond the program's own on the LSTM of
+    ``scripts/bench_command.py`` (issue 39's line: at most 2 s) as a target row."""
+    import bench_command
+
+    figure = {"value": 1.5, "limit": bench_command.LIMIT, "met": True}
+    with_lstm = {**REPORT, "library": {**REPORT["library"], "lstm_command_extra_s": 1.5},
+                 "targets": {**REPORT["targets"], "lstm_command_extra_s": figure}}
+    page = bench.status_page(with_lstm)
+    assert bench.TARGETS["lstm_command_extra_s"][1] == bench_command.LIMIT == 2.0
+    assert (f"| {bench.TARGETS['lstm_command_extra_s'][0]} | 1.5 | 2 | yes |") in page
+    assert (f"the command's time on the LSTM beyond the program's own is the median of "
+            f"{REPORT['repeats']} differences") in page
