@@ -50,7 +50,7 @@ INLINE_SCRIPT_LIMIT = 10_000
 
 def install_line() -> str:
     """The install line of the notebooks' set-up cell: the library from the repository's address."""
-    from setup_cell import project_urls
+    from nbtools import project_urls
 
     return f'pip install "autograd_lens @ git+{project_urls()["Repository"]}"'
 
