@@ -37,7 +37,7 @@ BOOK_SOURCES := $(shell find intro.md _config.yml _toc.yml chapters notebooks au
 BOOK_STAMP := _build/.book-built
 
 $(BOOK_STAMP): $(BOOK_SOURCES) $(STAMP)
-	@$(BIN)/python scripts/check_stored.py
+	@$(BIN)/python scripts/nbtools.py --check
 	@# Every page is written again (--all): sphinx-sitemap lists only the pages a build writes
 	@# (its open issue 13), so an incremental build would publish a sitemap of the changed pages,
 	@# and a build after a failed one would not repeat the warnings of unchanged pages.
@@ -128,7 +128,7 @@ student: setup ## Student copies of the notebooks (solutions and outputs removed
 	$(BIN)/python scripts/student.py
 
 refresh: setup ## Re-execute notebooks and store their outputs (all, or NB=notebooks/x.ipynb)
-	$(BIN)/python scripts/refresh.py $(NB)
+	$(BIN)/python scripts/nbtools.py --refresh $(NB)
 
 bench: setup ## Measure build, test, notebook and library speed; writes bench/report.json and chapters/status.md
 	$(BIN)/python scripts/bench.py

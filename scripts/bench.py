@@ -3,8 +3,8 @@
 Writes ``bench/report.json`` and regenerates ``chapters/status.md`` from it. Every build, test and
 notebook time is the median of ``BENCH_REPEATS`` runs (default 3): a 2-core machine is noisy. The
 library's ratios divide two medians of ``LIBRARY_REPEATS`` (9) runs each, and the command's costs
-are medians of ``WATCH_ROUNDS`` (15) rounds (``scripts/bench_watch.py``; the training ratio's rounds are
-20 steps each, four times as many). Measured:
+are medians of ``WATCH_ROUNDS`` (15) rounds (``scripts/bench_command.py``; the training ratio's
+rounds are 20 steps each, four times as many). Measured:
 
 * the library's ratios, each side by side with what it is compared to, in one process;
 * the command's time beyond the program's own on the 3,800-node LSTM (``scripts/bench_command.py``:
@@ -36,7 +36,6 @@ import shutil
 import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import nbformat
@@ -46,8 +45,7 @@ from torch import nn
 
 import autograd_lens as al
 from bench_command import LIMIT as LSTM_LIMIT
-from bench_command import lstm_command_extra
-from bench_watch import command_costs
+from bench_command import command_costs, lstm_command_extra, seconds
 from drawing_sizes import site_figures, summarize
 from first_paint import LIMIT as FIRST_PAINT_LIMIT
 from first_paint import first_paint
@@ -56,7 +54,7 @@ from setup_cell import setup_source
 
 REPEATS = int(os.environ.get("BENCH_REPEATS", 3))
 LIBRARY_REPEATS = 9   # runs of each side of a library ratio (its own, not BENCH_REPEATS)
-WATCH_ROUNDS = 15     # rounds of the command's costs (bench_watch.command_costs)
+WATCH_ROUNDS = 15     # rounds of the command's costs (bench_command.command_costs)
 # key: (what the status page calls it, the limit it must stay below)
 TARGETS = {
     "make_test_s": ("`make test`, seconds", 180.0),
@@ -87,30 +85,15 @@ def lstm_figures(repeats: int) -> dict[str, float]:
             "lstm_command_extra_s": found["command_extra_s"]}
 
 
-def seconds(run) -> float:
-    start = time.perf_counter()
-    run()
-    return time.perf_counter() - start
-
-
-def tiny_graph() -> torch.Tensor:
-    """About 10,000 nodes on 4-element tensors: a chain with side branches."""
+def tiny_graph(half_freed: bool = False) -> torch.Tensor:
+    """About 10,000 nodes on 4-element tensors: a chain with side branches. ``half_freed``: the
+    first half's graph freed by a backward before the second half is built on it (a state carried
+    into the next step)."""
     torch.manual_seed(0)
     w, v = torch.randn(4, requires_grad=True), torch.randn(4, requires_grad=True)
     y = w
     for i in range(4998):
-        y = (y * v).sin() if i % 2 else (y + w).tanh()
-    return y.sum()
-
-
-def half_freed_graph() -> torch.Tensor:
-    """The same 10,000 nodes, the first half's graph freed by a backward before the second half
-    is built on it: a state carried into the next step."""
-    torch.manual_seed(0)
-    w, v = torch.randn(4, requires_grad=True), torch.randn(4, requires_grad=True)
-    y = w
-    for i in range(4998):
-        if i == 2499:
+        if half_freed and i == 2499:
             y.sum().backward()
         y = (y * v).sin() if i % 2 else (y + w).tanh()
     return y.sum()
@@ -124,7 +107,7 @@ def library_ratios(repeats: int = LIBRARY_REPEATS) -> dict:
             root = tiny_graph()
             times[name].append(seconds(lambda: look(root)))
             times["backward"].append(seconds(root.backward))
-        stale = half_freed_graph()
+        stale = tiny_graph(half_freed=True)
         times["diagnose_stale"].append(seconds(lambda: al.diagnose(stale)))
     saved, diag, back, diag_stale = (statistics.median(times[k]) for k in
                                      ("saved_tensors", "diagnose", "backward", "diagnose_stale"))

@@ -14,62 +14,7 @@ medians. With `--before HTML`, another build's landing page (the build before a 
 from a second server) takes its turn between the two, and its median and ratio to the same bare
 page are printed too: run after run, one build's ratio moves by more than a change does, so a
 change is measured against the build it changes within one run.
-
-Where the landing page's extra time went, from Chromium's traces of its loads (Playwright's
-tracing; the CPU time of the page's renderer before its first paint, median of 7 traced loads on a
-laptop: the bare page's 16 ms, the landing page's 83 ms before and 58 ms after the changes named
-here, its main thread's 45 and 33 ms): its twelve deferred scripts were requested while it was
-parsed, two ran before its first frame, and the rest, bootstrap.js the longest, ran on the main
-thread while that frame's tiles were rasterised and drawn on the other core; the whole article was
-laid out, shaped and painted, not only its first screen. Both are gone (_ext/first_paint.py). What
-is left is the page itself: parsing its 54 kB (the theme's sidebars and dialogs, hidden until the
-theme arrives, come before the article), the first screen's layout, fonts and text, and rasterising
-a screenful of text (about 9 ms of the renderer's time, against under 1 ms for the bare page's two
-lines). Two runs of 21 loads of each build, in turns, at a load average of 10 to 17: the ratio was
-2.18 and 2.36 on a laptop, 2.08 and 2.20 on a phone before those changes, 1.67 and 2.00, 1.91 and
-1.40 after.
-
-What is left, from one traced load of each page on a laptop (the landing page's first paint 94 ms
-after its renderer started, the bare page's 57 ms): the navigation's commit and the parse take
-about the same wall time for both (the landing page is parsed to its last lines in one slice of the
-main thread, 5 ms of CPU time). Then its first frame: 19.5 ms of wall time for 9.7 ms of CPU time,
-against 1.5 ms for the bare page, with style and layout run three times (content-visibility: auto
-lays the article's blocks out locked, unlocks those near the screen, then settles) and, while it
-was laid out, twelve requests to the browser for fonts, each waited for (fourteen before the first
-paint, against four for the bare page). Then rasterising the first screen, about fourteen tiles on
-the renderer's one raster thread: 18 ms of wall time for 8 ms of CPU time, alongside the end of the
-parse on the main thread, against one tile for the bare page; then the draw and its presentation (9
-ms, 6 for the bare page). Five of the fourteen font requests looked for code faces that the system
-lacks (the theme's list: see _ext/first_paint.py); the critical rules now name only generic
-families, and a traced load makes three requests for font data instead of eight. The rest is a
-screenful of text and the next half screen's, in six sizes and weights (two faces), laid out and
-rasterised: in 5 traced loads of each, the landing page's raster before its first paint was 21
-tiles and 10 ms of CPU time (medians) on a laptop, 8 tiles and 6 ms on a phone, the bare page's one
-tile and under 1 ms. The content-visibility rule stays as it is: set on the subsections' blocks
-only, or on every block but the subsections, the landing page painted more before its first paint
-(2.6 and 2.1 ms of CPU time against 1.0 on a laptop, 2.1 and 1.8 against 0.9 on a phone, medians
-of 5 traced loads), and without it 2.3 ms against 1.0 on a laptop (another run of 5).
-
-The parts of the page before the article do not show in the wall times. Copies of intro.html served
-beside it, 15 loads each in turns at a load average of 5 to 9, as a ratio to the bare page on a
-laptop and a phone: the page 2.29 and 1.53; without the primary sidebar 2.14 and 1.80; without the
-table of scenarios 1.79 and 1.80; cut after its first screen 1.86 and 1.20; without what comes
-before the header (skip link, search dialog, banners) 1.86 and 1.80; without the article's header
-2.14 and 1.87. In another run of 21 loads (laptop, load 7): the page 1.77, cut after its first
-screen 2.00, the header and the article without anything before them 1.62, and the header and the
-first screen alone with the critical rules and no other head (7 kB) 1.46. No part moves the ratio
-by more than a run's spread, and a page of the first screen alone is not far under the landing
-page.
-
-The font change against the build before it, with --before, 21 loads in turns (the landing page now
-and then, in times the bare page's first paint), three runs one after the other at a load average
-of 11 to 17: 1.56 and 1.78, 2.00 and 1.71, 2.19 and 2.38 on a laptop; 1.40 and 1.48, 1.50 and 1.56,
-1.04 and 1.00 on a phone (in the last, the bare page's median was 104 ms). The change was ahead in
-four of six, by 0.06 to 0.22, and behind in two, by 0.29 and 0.04: the effect of five font requests
-is under what this machine's load moves, and neither build stays under 2 on a laptop from run to
-run. Run alone one after the other at a load of 10 to 12, the build before the change gave 1.74 and
-1.32 and the build after 2.27 and 1.47; at the start of that session (load 2 to 6) the build before
-gave 2.07 and 1.88.
+What the runs and Chromium's traces found, and what the build changed for it: _ext/first_paint.py.
 
 Also prints the ratio of the medians of the first contentful paint (the first paint that shows
 text: the landing page's first paint can be its header's line alone), and the median of the

@@ -2,8 +2,11 @@
 
 Hand-written because no standard tool does this: nbclient executes a notebook but does not record
 what code produced the outputs, and nbval compares outputs but not whether they are trustworthy.
-``python scripts/nbtools.py [--reverse]`` prints the notebooks in table-of-contents order (the
-Makefile runs nbval in reverse order with it).
+
+    python scripts/nbtools.py [--reverse]        # the notebooks in table-of-contents order (the
+                                                 # Makefile runs nbval in reverse order with it)
+    python scripts/nbtools.py --check            # `make book` refuses outputs that cannot be trusted
+    python scripts/nbtools.py --refresh [NB ...] # `make refresh`: re-execute, store, check
 
 Every notebook is stored executed. ``refresh`` runs it top to bottom in a fresh kernel and
 records a digest of its code in the notebook's metadata; ``stored_problems`` finds notebooks
@@ -14,9 +17,12 @@ not its quiz file's questions, and printed numbers that are floating-point round
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import re
 import sys
+import time
+import tomllib
 from pathlib import Path
 
 import nbformat
@@ -39,6 +45,18 @@ QUIZ_FILE = re.compile(r'"(quizzes/[A-Za-z0-9_.-]+\.json)"')
 SITE_PACKAGES = re.compile(r"(?:/[^\s/:'\"]+)+/site-packages/")
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 MACHINE_PATH = re.compile(r"(?<![\w.~])/(?:home|root|tmp|work|Users|private|var|opt|usr/local)/[^\s'\"]*")
+
+
+def project_urls() -> dict[str, str]:
+    """The ``[project.urls]`` table of pyproject.toml: the one place the addresses are written."""
+    with open(ROOT / "pyproject.toml", "rb") as f:
+        return tomllib.load(f)["project"]["urls"]
+
+
+def published_url() -> str:
+    """The site's address, ending in a slash."""
+    url = project_urls()["Documentation"]
+    return url if url.endswith("/") else url + "/"
 
 
 def scrub_paths(text: str) -> str:
@@ -166,6 +184,60 @@ def refresh(path: Path, timeout: int = 120) -> None:
     nbformat.write(nb, path)
 
 
+def rewrite(paths: list[Path], edit, check: bool) -> list[str]:
+    """Apply ``edit(nb, path)`` (True when it changed the notebook) to each notebook; write the
+    changed ones unless ``check``. The changed notebooks' paths, relative to the book's root."""
+    changed = []
+    for path in paths:
+        nb = nbformat.read(path, as_version=4)
+        if edit(nb, path):
+            changed.append(path.relative_to(ROOT).as_posix())
+            if not check:
+                nbformat.write(nb, path)
+    return changed
+
+
+def check_stored() -> int:
+    """Say what cannot be trusted in every notebook's stored outputs; 1 if anything."""
+    bad = 0
+    for path in notebook_paths():
+        for problem in stored_problems(path):
+            print(f"{path.relative_to(ROOT)}: {problem}", file=sys.stderr)
+            bad += 1
+    return 1 if bad else 0
+
+
+def refresh_and_check(paths: list[Path]) -> int:
+    """Refresh each notebook, say how long it took and what is wrong with it; 1 if anything."""
+    failed = 0
+    for path in paths:
+        start = time.perf_counter()
+        refresh(path)
+        problems = stored_problems(path)
+        took = time.perf_counter() - start
+        print(f"{path.name}: {took:.1f} s" + ("" if not problems else "  PROBLEMS:"))
+        for problem in problems:
+            print("   ", problem)
+        failed += bool(problems)
+    return 1 if failed else 0
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    what = parser.add_mutually_exclusive_group()
+    what.add_argument("--reverse", action="store_true", help="the notebooks in reverse order")
+    what.add_argument("--check", action="store_true",
+                      help="say what cannot be trusted in the stored outputs; exit 1 if anything")
+    what.add_argument("--refresh", nargs="*", type=Path, metavar="NOTEBOOK",
+                      help="re-execute these notebooks (default: all) and store their outputs")
+    args = parser.parse_args(argv)
+    if args.check:
+        return check_stored()
+    if args.refresh is not None:
+        return refresh_and_check([p.resolve() for p in args.refresh] or notebook_paths())
+    print("\n".join(p.relative_to(ROOT).as_posix() for p in notebook_paths(reverse=args.reverse)))
+    return 0
+
+
 if __name__ == "__main__":
-    order = notebook_paths(reverse="--reverse" in sys.argv[1:])
-    print("\n".join(p.relative_to(ROOT).as_posix() for p in order))
+    sys.exit(main(sys.argv[1:]))

@@ -13,21 +13,20 @@ copies carry them, ``scripts/student.py``); where they are missing (a notebook o
 from GitHub) the cell reads the same file from the published site, which serves the student copies.
 
 Editing a quiz means editing its JSON file and then ``make refresh NB=...``: the stored output of
-the quiz cell holds the questions the site shows, and ``scripts/check_stored.py`` fails when it
-no longer matches the file.
+the quiz cell holds the questions the site shows, and ``make book``'s check of the stored outputs
+(``scripts/nbtools.py --check``) fails when it no longer matches the file.
 """
 
 from __future__ import annotations
 
-import ast
 import copy
-import json
 import sys
 from pathlib import Path
 
 import nbformat
 
-from nbtools import NOTEBOOKS, QUIZ_FILE, ROOT, notebook_paths
+from nbtools import NOTEBOOKS, ROOT, notebook_paths, published_url, rewrite
+from student import SITE_FOLDER
 
 TAG = "quiz"
 FOLDER = "quizzes"
@@ -46,9 +45,7 @@ display_quiz(QUIZ if os.path.isfile(QUIZ) else PUBLISHED + QUIZ, shuffle_answers
 
 def remote_folder() -> str:
     """Where the published quiz files are: the site's folder of student copies."""
-    from student import SITE_FOLDER, _published_url
-
-    return f"{_published_url()}{SITE_FOLDER}/"
+    return f"{published_url()}{SITE_FOLDER}/"
 
 
 def quiz_path(notebook: Path) -> Path:
@@ -68,30 +65,6 @@ def quiz_cell_index(nb: nbformat.NotebookNode) -> int:
     return found[0]
 
 
-def questions(nb: nbformat.NotebookNode, folder: Path) -> list[dict]:
-    """The questions of the notebook's quiz, read from the file its quiz cell names (relative to
-    ``folder``, the notebook's folder, as the kernel reads it)."""
-    source = nb.cells[quiz_cell_index(nb)].source
-    match = QUIZ_FILE.search(source)
-    if match is None:
-        raise ValueError("the quiz cell names no quizzes/*.json file")
-    return json.loads((folder / match.group(1)).read_text())
-
-
-def shuffled(nb: nbformat.NotebookNode) -> bool:
-    """The ``shuffle_answers`` the quiz cell passes (jupyterquiz's default, True, if none)."""
-    tree = ast.parse("\n".join(l for l in nb.cells[quiz_cell_index(nb)].source.splitlines()
-                               if not l.lstrip().startswith("%")))
-    call = next(n for n in ast.walk(tree) if isinstance(n, ast.Call)
-                and getattr(n.func, "id", getattr(n.func, "attr", "")) == "display_quiz")
-    return next((ast.literal_eval(k.value) for k in call.keywords if k.arg == "shuffle_answers"), True)
-
-
-def file_text(questions_list: list[dict]) -> str:
-    """A quiz file's text (what jupyterquiz pastes into the page's script)."""
-    return json.dumps(questions_list, indent=2, ensure_ascii=False) + "\n"
-
-
 def write_quiz_cell(nb: nbformat.NotebookNode, notebook: Path) -> bool:
     """Make the quiz cell read its file, with its source hidden everywhere; True if changed."""
     cell = nb.cells[quiz_cell_index(nb)]
@@ -105,16 +78,12 @@ def write_quiz_cell(nb: nbformat.NotebookNode, notebook: Path) -> bool:
 
 def main(argv: list[str]) -> int:
     check = "--check" in argv
-    problems = []
-    for path in (p for p in notebook_paths() if p.parent == NOTEBOOKS):
-        nb = nbformat.read(path, as_version=4)
-        if not quiz_path(path).is_file():
-            problems.append(f"{path.relative_to(ROOT)}: no quiz file {quiz_path(path).relative_to(ROOT)}")
-            continue
-        if write_quiz_cell(nb, path):
-            problems.append(f"{path.relative_to(ROOT)}: its quiz cell " + ("differs" if check else "rewritten"))
-            if not check:
-                nbformat.write(nb, path)
+    scenarios = [p for p in notebook_paths() if p.parent == NOTEBOOKS]
+    missing = [p for p in scenarios if not quiz_path(p).is_file()]
+    changed = rewrite([p for p in scenarios if p not in missing], write_quiz_cell, check)
+    problems = [f"{p.relative_to(ROOT)}: no quiz file {quiz_path(p).relative_to(ROOT)}" if p in missing
+                else f"{p.relative_to(ROOT)}: its quiz cell " + ("differs" if check else "rewritten")
+                for p in scenarios if p in missing or p.relative_to(ROOT).as_posix() in changed]
     print("\n".join(problems) or "every quiz cell reads its quiz file")
     return 1 if check and problems else 0
 

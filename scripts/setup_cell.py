@@ -13,12 +13,11 @@ It touches nothing else, so it can run again after any merge.
 from __future__ import annotations
 
 import sys
-import tomllib
 
 import nbformat
 import yaml
 
-from nbtools import ROOT, notebook_paths
+from nbtools import ROOT, notebook_paths, project_urls, rewrite
 
 TAG = "hide-input"
 SETUP = """\
@@ -42,12 +41,6 @@ from torch.utils.checkpoint import checkpoint
 
 torch.manual_seed(0)
 torch.set_printoptions(precision=4)"""
-
-
-def project_urls() -> dict[str, str]:
-    """The ``[project.urls]`` table of pyproject.toml: the one place the addresses are written."""
-    with open(ROOT / "pyproject.toml", "rb") as f:
-        return tomllib.load(f)["project"]["urls"]
 
 
 def setup_source() -> str:
@@ -98,12 +91,7 @@ def main(argv: list[str]) -> int:
         print("usage: python scripts/setup_cell.py [--check]", file=sys.stderr)
         return 2
     differ = ["_config.yml (repository.url)"] if write_config_url(check) else []
-    for path in notebook_paths():
-        nb = nbformat.read(path, as_version=4)
-        if write_setup_cell(nb):
-            differ.append(path.relative_to(ROOT).as_posix())
-            if not check:
-                nbformat.write(nb, path)
+    differ += rewrite(notebook_paths(), lambda nb, path: write_setup_cell(nb), check)
     for name in differ:
         print(("differs from its source: " if check else "wrote ") + name)
     if differ and not check:

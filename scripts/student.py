@@ -24,7 +24,6 @@ import posixpath
 import re
 import shutil
 import sys
-import tomllib
 import zipfile
 from pathlib import Path
 
@@ -32,7 +31,7 @@ import nbformat
 import yaml
 from nbconvert.preprocessors import ClearOutputPreprocessor, Preprocessor, TagRemovePreprocessor
 
-from nbtools import META_KEY, NOTEBOOKS, ROOT, notebook_paths, toc_files
+from nbtools import META_KEY, NOTEBOOKS, ROOT, notebook_paths, published_url, toc_files
 
 SUPPORT = NOTEBOOKS / "scripts"  # files the notebooks run (notebook 21's training script)
 QUIZZES = NOTEBOOKS / "quizzes"  # the quizzes' questions, which each quiz cell reads (scripts/quizzes.py)
@@ -42,45 +41,15 @@ SELF_CHECK_TAG = "self-check"
 LINKS_TAG = "student-links"  # the "get the student copy" links: for the book, not for the copy
 EXERCISE_HEADING = "### Your turn"
 
-# Where the copies are published. The site serves them under student/ (`make book` writes them
-# into _build/html/student/), and the Pages workflow pushes the same files to the branch
-# STUDENT_BRANCH, which is what Colab opens from GitHub.
+# Where the copies are published: the site serves them under student/ (`make book` writes them
+# into _build/html/student/), with the archive of them all.
 SITE_FOLDER = "student"
 ARCHIVE = "student-notebooks.zip"
-STUDENT_BRANCH = "student-copies"
 
 # A gated sphinx-exercise fence in MyST markdown: ```{exercise-start}, options such as
 # `:label: ex-01`, the closing ```, and the blank lines after it.
 MARKER = re.compile(r"^```\{(exercise|solution)-(start|end)\}[^\n]*\n(?:[^\n`]*\n)*?```[ \t]*(?:\n+|\Z)",
                     re.MULTILINE)
-
-
-def repository_url() -> str:
-    """The repository's address, from its one place: pyproject.toml's [project.urls]."""
-    with open(ROOT / "pyproject.toml", "rb") as f:
-        return tomllib.load(f)["project"]["urls"]["Repository"].rstrip("/")
-
-
-def colab_url(name: str) -> str:
-    """Colab's address for the published student copy of the notebook ``name``."""
-    owner_repo = repository_url().removeprefix("https://github.com/")
-    return f"https://colab.research.google.com/github/{owner_repo}/blob/{STUDENT_BRANCH}/{name}"
-
-
-def binder_url() -> str:
-    """Binder's address for JupyterLab on the student copies (binder/postBuild writes them)."""
-    owner_repo = repository_url().removeprefix("https://github.com/")
-    return f"https://mybinder.org/v2/gh/{owner_repo}/main?urlpath=lab/tree/{SITE_FOLDER}"
-
-
-def links_markdown(name: str, prefix: str = "../") -> str:
-    """The markdown of the links to a notebook's student copy, as its exercise shows them (plain
-    HTML anchors: the copies are files of the site, not pages the book's build knows)."""
-    folder = f"{prefix}{SITE_FOLDER}"
-    return (f'**Work on it in a student copy** (no solution, the same self-check): '
-            f'<a href="{folder}/{name}" download>download this notebook</a>, '
-            f'<a href="{colab_url(name)}">open it in Colab</a>, or '
-            f'<a href="{folder}/{ARCHIVE}" download>all the student copies (zip)</a>.')
 
 
 # A cross-reference role of the book: {ref}`label`, {doc}`target`, {term}`word`, each optionally
@@ -129,7 +98,7 @@ class CrossReferences(Preprocessor):
         super().__init__(**kw)
         self.docname = notebook.resolve().relative_to(ROOT).with_suffix("").as_posix()
         self.titles, self.labels = book_index()
-        self.site = _published_url()
+        self.site = published_url()
 
     def _link(self, match: re.Match, local: set[str]) -> str:
         role, text, target = match.group(1), match.group(2).strip(), match.group(3)
@@ -158,12 +127,6 @@ class CrossReferences(Preprocessor):
             if cell.cell_type == "markdown":
                 cell.source = ROLE.sub(lambda m: self._link(m, local), cell.source)
         return nb, resources
-
-
-def _published_url() -> str:
-    with open(ROOT / "pyproject.toml", "rb") as f:
-        url = tomllib.load(f)["project"]["urls"]["Documentation"]
-    return url if url.endswith("/") else url + "/"
 
 
 def _plain(match: re.Match) -> str:

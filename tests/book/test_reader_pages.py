@@ -15,6 +15,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
+import quiz_files
 import quizzes
 from test_summary_links import REF, SECTIONS, Item, problems_of
 from places import REPOSITORY
@@ -90,8 +91,8 @@ def visible(html: str) -> str:
 def quiz_of(nb, folder: Path = ROOT / "notebooks"):
     """(the quiz cell's index, its question dict, the shuffle flag) of a notebook's one quiz, the
     question read from the quiz file the cell names (``folder`` is the notebook's folder)."""
-    (question,) = quizzes.questions(nb, folder)
-    return quizzes.quiz_cell_index(nb), question, quizzes.shuffled(nb)
+    (question,) = quiz_files.questions(nb, folder)
+    return quizzes.quiz_cell_index(nb), question, quiz_files.shuffled(nb)
 
 
 def sentence_above(nb, index: int) -> str:

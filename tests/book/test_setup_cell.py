@@ -7,10 +7,10 @@ import pytest
 import yaml
 
 import setup_cell
-from nbtools import ROOT, notebook_paths
+from nbtools import ROOT, notebook_paths, project_urls
 
 NOTEBOOKS = notebook_paths()
-URLS = setup_cell.project_urls()
+URLS = project_urls()
 REPOSITORY = URLS["Repository"]
 # Every copy of the address names the repository; text files that may hold one.
 NAME = REPOSITORY.rstrip("/").rsplit("/", 1)[1]

@@ -902,7 +902,7 @@ def test_notebook_pages_have_launch_and_download_buttons(site):
     .ipynb, and the repository and issue buttons."""
     notebooks = sorted((ROOT / "notebooks").glob("*.ipynb")) + sorted((ROOT / "chapters").glob("*.ipynb"))
     assert notebooks
-    from setup_cell import project_urls
+    from nbtools import project_urls
 
     repo = project_urls()["Repository"].removeprefix("https://github.com/").rstrip("/")
     missing = []
@@ -946,7 +946,8 @@ def test_student_copies_are_linked_from_every_scenario_page_and_the_workshop_gui
 
     import nbformat
 
-    from student import ARCHIVE, SELF_CHECK_TAG, SOLUTION_TAG, colab_url
+    from student import ARCHIVE, SELF_CHECK_TAG, SOLUTION_TAG
+    from student_links import colab_url
 
     hrefs, bodies = browsed["hrefs"], browsed["bodies"]
     names = [Path(p).stem + ".ipynb" for p in SCENARIO_PAGES]

@@ -50,7 +50,7 @@ INLINE_SCRIPT_LIMIT = 10_000
 
 def install_line() -> str:
     """The install line of the notebooks' set-up cell: the library from the repository's address."""
-    from setup_cell import project_urls
+    from nbtools import project_urls
 
     return f'pip install "autograd_lens @ git+{project_urls()["Repository"]}"'
 
@@ -636,7 +636,7 @@ def test_the_landing_page_critical_rules_name_only_generic_font_families(site):
     Consolas, DejaVu Sans Mono): on a system with the last of them, Chromium asked the browser
     for each of the five others while it laid out the first frame, eight requests for font data
     before the landing page's first paint against three with the generic family
-    (scripts/first_paint.py)."""
+    (_ext/first_paint.py)."""
     html = (site / LANDING).read_text()
     critical = re.search(r"<style data-critical-css>(.*?)</style>", html, re.S)
     assert critical, "no critical rules inline for the first screen"

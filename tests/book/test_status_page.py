@@ -1,7 +1,7 @@
 """The status page is what ``scripts/bench.py`` writes from its stored report, and it says how
 many runs each of its medians takes: the times are medians of ``BENCH_REPEATS`` runs, but the
 library's ratios have their own count (``library_ratios``'s default), and so do the command's
-costs (``bench_watch.command_costs``, given ``WATCH_ROUNDS``)."""
+costs (``bench_command.command_costs``, given ``WATCH_ROUNDS``)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import inspect
 import json
 
 import bench
-import bench_watch
+import bench_command
 from places import REPOSITORY
 
 ROOT = REPOSITORY
@@ -34,14 +34,12 @@ def test_the_page_says_how_many_runs_each_median_takes():
     assert "timed inside the watch, which the command enters once a program" in \
         bench.status_page(with_watch)
     # The rounds bench passes are the ones command_costs takes unless told otherwise.
-    assert inspect.signature(bench_watch.command_costs).parameters["rounds"].default == bench.WATCH_ROUNDS
+    assert inspect.signature(bench_command.command_costs).parameters["rounds"].default == bench.WATCH_ROUNDS
 
 
 def test_the_lstm_line_renders_with_its_limit_and_how_it_was_measured():
     """``make bench`` reports the command's time beyond the program's own on the LSTM of
     ``scripts/bench_command.py`` (issue 39's line: at most 2 s) as a target row."""
-    import bench_command
-
     figure = {"value": 1.5, "limit": bench_command.LIMIT, "met": True}
     with_lstm = {**REPORT, "library": {**REPORT["library"], "lstm_command_extra_s": 1.5},
                  "targets": {**REPORT["targets"], "lstm_command_extra_s": figure}}

@@ -25,10 +25,12 @@ import zipfile
 import nbformat
 import pytest
 
+import quiz_files
 import quizzes
 from nbtools import NOTEBOOKS, ROOT, notebook_paths
-from student import (ARCHIVE, EXERCISE_HEADING, LINKS_TAG, SELF_CHECK_TAG, SOLUTION_TAG, binder_url,
-                     colab_url, links_markdown, main, student_copy, write_archive, write_student_copies)
+from student import (ARCHIVE, EXERCISE_HEADING, LINKS_TAG, SELF_CHECK_TAG, SOLUTION_TAG, main, student_copy,
+                     write_archive, write_student_copies)
+from student_links import binder_url, colab_url, links_markdown
 
 SCENARIOS = [p for p in notebook_paths() if p.parent == NOTEBOOKS]
 # Tags with which nbval would not run a cell, or would accept an error or any output from it.
@@ -277,7 +279,7 @@ def test_every_scenario_has_one_quiz_before_its_failure(path):
     raising = [c for c in nb.cells if "raises-exception" in tags(c)]
     assert following is (raising[0] if raising else following), f"{path.name}: the quiz is not before the failure"
     assert quiz.outputs, f"{path.name}: the quiz cell has no stored output"
-    (question,) = quizzes.questions(nb, path.parent)
+    (question,) = quiz_files.questions(nb, path.parent)
     assert [a["correct"] for a in question["answers"]].count(True) == 1, path.name
     assert all(re.search(r'href="#[a-z][a-z0-9-]*"', a["feedback"]) for a in question["answers"]), (
         f"{path.name}: a feedback without a link to the proof")
@@ -290,7 +292,7 @@ def test_no_cell_spells_out_the_quiz_answer(path):
     source is hidden on the site, in JupyterLab and in Colab. Its stored output (what the site
     shows) holds the file's questions, in the script that draws the quiz."""
     nb = nbformat.read(path, as_version=4)
-    (question,) = quizzes.questions(nb, path.parent)
+    (question,) = quiz_files.questions(nb, path.parent)
     text = quizzes.quiz_path(path).read_text()
     for book_or_copy in (nb, student_copy(nb)):
         for cell in book_or_copy.cells:

@@ -36,6 +36,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
+import quiz_files
 import quizzes
 from places import REPOSITORY
 
@@ -347,7 +348,7 @@ def quiz_feedbacks(path: Path, page: str | None = None) -> list[Feedback]:
     if not any(quizzes.TAG in c.metadata.get("tags", []) for c in nb.cells):
         return []
     return [Feedback(page, answer.get("answer", ""), answer.get("feedback", ""))
-            for question in quizzes.questions(nb, path.parent) for answer in question.get("answers", [])]
+            for question in quiz_files.questions(nb, path.parent) for answer in question.get("answers", [])]
 
 
 def anchor_of(label: str) -> str:
@@ -443,7 +444,7 @@ def test_the_quiz_check_catches_a_feedback_without_proof(tmp_path):
     copy = tmp_path / source.name
     shutil.copy(source, copy)
     quizzes.quiz_path(copy).parent.mkdir()
-    quizzes.quiz_path(copy).write_text(quizzes.file_text([question]))
+    quizzes.quiz_path(copy).write_text(quiz_files.file_text([question]))
     problems = [feedback_problems(f, SECTIONS) for f in quiz_feedbacks(copy, page)]
     assert any("no link" in p for ps in problems for p in ps)
     assert any("no label" in p for ps in problems for p in ps)
