@@ -13,7 +13,8 @@ rounds are 20 steps each, four times as many). Measured:
   kernel that runs only the setup cell every notebook starts with (what every notebook imports),
   and each notebook's time as a multiple of it;
 * ``make book`` from nothing (after set-up) and with nothing changed; ``make test`` and each of its
-  stages alone (``make test`` runs them in two lanes at once, so it takes less than their sum);
+  stages alone (``make test`` runs them in two lanes at once, so it takes less than their sum),
+  and the slowest test files of the unit tests and nbval (pytest's ``--durations``, summed by file);
 * how the built site reads, in Chromium (``scripts/drawing_sizes.py``): the drawings' smallest
   text on a laptop and on a phone, opened on a phone, and where the fix box sits;
 * the landing page's first paint against a bare page's on the same server, medians of loads taken
@@ -32,6 +33,7 @@ import importlib.metadata as md
 import json
 import os
 import platform
+import re
 import shutil
 import statistics
 import subprocess
@@ -55,6 +57,7 @@ from setup_cell import setup_source
 REPEATS = int(os.environ.get("BENCH_REPEATS", 3))
 LIBRARY_REPEATS = 9   # runs of each side of a library ratio (its own, not BENCH_REPEATS)
 WATCH_ROUNDS = 15     # rounds of the command's costs (bench_command.command_costs)
+SLOWEST = 15          # test files the status page lists, slowest first
 # key: (what the status page calls it, the limit it must stay below)
 TARGETS = {
     "make_test_s": ("`make test`, seconds", 180.0),
@@ -174,21 +177,40 @@ def notebook_times() -> tuple[float, dict]:
     return round(floor_s, 2), notebooks
 
 
+_DURATION = re.compile(r"^(\d+\.\d+)s (?:setup|call|teardown)\s+(\S+?)(?:::|$)", re.MULTILINE)
+
+
+def slowest_files(pytest_output: str, most: int = SLOWEST) -> list[list]:
+    """The test files that took longest, as pytest's ``--durations=0`` gave each test's setup, call
+    and teardown (a module's shared command runs are in its first test's setup): [file, seconds]."""
+    files: dict[str, float] = {}
+    for took, path in _DURATION.findall(pytest_output):
+        files[path] = files.get(path, 0.0) + float(took)
+    return [[path, round(took, 1)] for path, took in sorted(files.items(), key=lambda f: -f[1])[:most]]
+
+
 def make_times() -> dict:
+    outputs: dict[str, str] = {}  # what each target printed, its tests' durations among it
+    env = dict(os.environ, PYTEST_ADDOPTS="--durations=0 --durations-min=0.5")
+
+    def run(target: str) -> None:
+        outputs[target] = subprocess.run(["make", target], cwd=ROOT, check=True, capture_output=True,
+                                         text=True, env=env).stdout
+
     def make(target: str, clean: bool = False) -> float:
         times = []
         for _ in range(REPEATS):
             if clean:
                 shutil.rmtree(ROOT / "_build", ignore_errors=True)
-            times.append(seconds(lambda: subprocess.run(["make", target], cwd=ROOT, check=True,
-                                                        capture_output=True)))
+            times.append(seconds(lambda: run(target)))
         return round(statistics.median(times), 2)
 
     first = make("book", clean=True)
     parts = {name: make(target) for name, target in
              [("unit", "test-unit"), ("nbval", "test-notebooks"), ("site", "test-site"), ("lab", "test-lab")]}
     return {"make_book_first_s": first, "make_book_no_change_s": make("book"),
-            "make_test_parts_s": {**parts, "build": first}, "make_test_s": make("test", clean=True)}
+            "make_test_parts_s": {**parts, "build": first}, "make_test_s": make("test", clean=True),
+            "slowest_test_files": slowest_files(outputs["test-unit"] + outputs["test-notebooks"])}
 
 
 def versions() -> dict:
@@ -251,6 +273,10 @@ def status_page(report: dict) -> str:
     lines += [f"- `make test`: {make['make_test_s']} s. It runs two lanes at once, the unit tests then "
               "nbval, and the book build then the browser test; each stage alone:"]
     lines += [f"  - {part}: {took} s" for part, took in make["make_test_parts_s"].items()]
+    if make.get("slowest_test_files"):
+        lines += ["", f"The {len(make['slowest_test_files'])} slowest test files of the unit tests and "
+                  "nbval (setup, call and teardown of each test, summed; the last run of each):", ""]
+        lines += [f"- `{path}`: {took} s" for path, took in make["slowest_test_files"]]
     lines += ["", "The floor (a fresh kernel that runs only the setup cell every notebook starts with, "
               f"so imports what every notebook imports): {report['notebooks_floor_s']} s.", "",
               "## Each notebook alone in a fresh kernel", "",
