@@ -27,7 +27,7 @@ class Carrier:
             ``+=``), ``"assign"``, or ``""`` (not assigned there).
         outside_loop: True when it is read in a loop but assigned only before the loop.
         entry: how the source brings it into the step: ``"read_first"``, ``"kept"``,
-            ``"assigned_first"`` or ``"unread"`` (see :mod:`autograd_lens.explain.entry`).
+            ``"assigned_first"`` or ``"unread"`` (see :mod:`autograd_lens.source.entry`).
         form: what the name holds at the failure: ``"tensor"``, ``"tuple"`` (an LSTM's
             ``(h, c)``), ``"nested tuple"`` (tuples in a tuple), ``"list"``, ``"dict"`` or
             ``"object"``.

@@ -8,7 +8,7 @@ Each is scored on two things, and none is dropped by a rule:
   is a frontier node; it is old, below the frontier; it is in this backward's fresh part,
   nearer to or farther from the frontier; or it lies outside this backward's graph but its
   graph reaches the frontier (a tensor whose graph reaches no old node is no candidate);
-* how the source brings it into the step (:mod:`autograd_lens.explain.entry`): read before it is
+* how the source brings it into the step (:mod:`autograd_lens.source.entry`): read before it is
   assigned, kept on an object and read by a method, assigned only before the loop, handed in
   by a caller, or assigned in the step before any read.
 
@@ -27,7 +27,7 @@ from ..lens.history import Call
 from ..source.candidates import PARAMETRIZED, Candidate, find_candidates
 from .carrier import Carrier
 from .entered_first import entered_first
-from .entry import Entry, Step, entry_of
+from ..source.entry import Entry, Step, entry_of
 from .framework_objects import library_pass, set_aside_copies
 from .graph_view import GraphView
 from .old_graph import said as _graph

@@ -17,7 +17,7 @@ from ..source.candidates import Candidate
 from .carrier import Carrier
 from .carriers import rank_candidates, shown, shown_in_turn
 from .graph_view import GraphView
-from ..predict.diagnose import diagnose
+from ..predict.diagnose import diagnose_graph
 from ..lens.errors import is_inplace_error
 from ..lens.graph import breadth_first, children, node_name
 from .refine import refined
@@ -293,7 +293,7 @@ def _known(order: list[Any], frames: list[Any]) -> dict[int, Any]:
 
 def _hidden(roots: list[torch.Tensor]) -> tuple[str, ...]:
     try:
-        return tuple(getattr(diagnose(roots), "hidden", ()))
+        return tuple(getattr(diagnose_graph(roots), "hidden", ()))
     except Exception:  # noqa: BLE001 - the diagnosis must not add an error of its own
         return ()
 

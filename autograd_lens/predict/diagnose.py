@@ -12,7 +12,9 @@ that a hook packed (so a checkpoint is not recomputed), and reports:
   meets an old one, with the line of your code that created each (when the forward ran under
   ``torch.autograd.set_detect_anomaly``);
 * which of your ``suspects`` (hidden state, cached features, module attributes) carry an old graph;
-* the likely pattern, its fix, and the book's notebook about it.
+* the likely pattern, its fix, and the book's notebook about it: decided as the command decides
+  it, from the carrier among the suspects or, when none is named, among the tensors the program
+  holds by name where it calls :func:`diagnose` (:mod:`autograd_lens.predict.frame_suspects`).
 
 :func:`diagnose_on_error` adds the same diagnosis to the error message at the moment backward
 fails, and ``%load_ext autograd_lens`` does it for every cell of a notebook.
@@ -30,6 +32,7 @@ from ..lens.after_failure import Failure, freed_now
 from ..lens.graph import (SavedSlot, breadth_first, children, is_custom_function, node_name,
                           stale_slots, without_gc)
 from .report import PATTERNS, FrontierNode, Pattern, Report, SourceLine, Suspect
+from .frame_suspects import caller_frames, named_tensors
 from .suspects import judge_suspects, suspect_items
 from ..lens.history import old_nodes, recorded_calls, sequence
 from .verdict import Evidence, Suspected, decide, is_checkpoint, leaves_of, through_weights
@@ -80,24 +83,53 @@ def _executed(order: list[Node], kids: dict[Node, list[Node]], inputs: list[torc
 
 
 def _carrier(suspects: list[tuple[Suspect, Pattern]], items: list[Any],
-             stale: Any) -> tuple[Any, Any]:
-    """The first stale suspect that backward reaches, as a carrier (kind, origin), with its node."""
-    for (suspect, _), (name, tensor, origin) in zip(suspects, items):
+             stale: Any, skip: Any = ()) -> tuple[Any, Any, int | None]:
+    """The first stale suspect that backward reaches, as a carrier (kind, origin), with its node
+    and its place in ``items`` (a suspect whose node is one of ``skip`` and not stale, the loss
+    itself, is passed over)."""
+    for index, ((suspect, _), (name, tensor, origin)) in enumerate(zip(suspects, items)):
         if suspect.state == "stale" and suspect.reaches_root:
             node = tensor.grad_fn
             old = stale(node)  # an old tensor named as a suspect is reused from before
+            if node in skip and not old:
+                continue
             carrier = Suspected("old" if old else "carried",
                                 {"module": "attribute", "list": "list"}.get(origin, "variable"),
                                 outside_loop=old)
-            return carrier, node
-    return None, None
+            return carrier, node, index
+    return None, None, None
+
+
+def _from_frames(evidence: Evidence, roots: list[torch.Tensor], named: list[Any],
+                 slot_count: dict[Node, int], stale_nodes: dict[Node, Any], is_stale: Any) -> Any:
+    """The carrier among the tensors the program holds by name, with what the command reads of
+    it: where it is kept (on a module, on an object), how the step updates it, whether it is
+    assigned only before the loop, and, for an old tensor the step assigns before reading it,
+    that it was made in this step (the earlier backward ran in this step too). Returns the
+    carrier's node (None when no tensor held by name carries a stale graph)."""
+    items = [n.item for n in named]
+    judged = judge_suspects(items, slot_count, stale_nodes, is_stale)
+    carrier, node, index = _carrier(judged, items, is_stale, {r.grad_fn for r in roots})
+    if index is None:
+        return None
+    owner, entry = named[index].owner, named[index].entry
+    evidence.carrier = carrier._replace(update=entry.update,
+                                        outside_loop=carrier.outside_loop and entry.outside_loop)
+    evidence.on_module = isinstance(owner, torch.nn.Module)
+    evidence.on_object = owner is not None
+    evidence.same_step = carrier.kind == "old" and entry.how == "assigned_first"
+    return node
 
 
 def _pattern(roots: list[torch.Tensor], stale_nodes: dict[Node, tuple[SavedSlot, ...]],
              frontier: list[Node], fresh: list[Node], slot_count: dict[Node, int],
-             suspects: list[tuple[Suspect, Pattern]], items: list[Any], is_stale: Any) -> Pattern:
+             suspects: list[tuple[Suspect, Pattern]], items: list[Any], is_stale: Any,
+             frames: list[Any]) -> Pattern:
     """The pattern, decided by :func:`~autograd_lens.predict.verdict.decide` from what the graph and
-    the suspects show (no record of earlier calls here: see ``diagnose_on_error``)."""
+    the suspects show (no record of earlier calls here: see ``diagnose_on_error``). With no
+    suspect that carries a stale graph, the carrier is looked for as the command looks for it,
+    among the tensors the program holds by name in ``frames`` (see
+    :mod:`autograd_lens.predict.frame_suspects`)."""
     calls = recorded_calls()
     if calls:  # recorded by the command or diagnose_on_error: which call freed this graph
         known = {sequence(n): n for n in slot_count}
@@ -109,10 +141,6 @@ def _pattern(roots: list[torch.Tensor], stale_nodes: dict[Node, tuple[SavedSlot,
         inplace=all(slot.state == "modified" for slots in stale_nodes.values() for slot in slots),
         root_old=any(r.grad_fn in stale_nodes for r in roots) or not any(slot_count[n] for n in fresh),
         first_saved=list(frontier), checkpointed=any(is_checkpoint(n) for n in frontier))
-    evidence.carrier, node = _carrier(suspects, items, is_stale)
-    reaches = _reaching(is_stale)
-    if evidence.carrier is not None and evidence.carrier.kind == "carried":
-        evidence.through_weights = through_weights(node, reaches, set(stale_nodes))
     # From the root down through nodes that save nothing, an accumulating node with a stale
     # branch: total = total + loss, torch.stack(log_probs).sum().
     slotless = {node for node in fresh if not slot_count[node]}
@@ -120,6 +148,14 @@ def _pattern(roots: list[torch.Tensor], stale_nodes: dict[Node, tuple[SavedSlot,
                                           stop=lambda n: n not in slotless) if node in slotless]
     evidence.accumulating = any(node_name(n) in _ACCUMULATING for n in region) and any(
         child in stale_nodes for n in region for child in children(n))
+    evidence.carrier, node, _ = _carrier(suspects, items, is_stale)
+    if evidence.carrier is None and frames and not evidence.accumulating:
+        # (a running total is carried by the loss itself, which the graph already shows)
+        node = _from_frames(evidence, roots, named_tensors(frames, is_stale), slot_count,
+                            stale_nodes, is_stale)
+    reaches = _reaching(is_stale)
+    if evidence.carrier is not None and evidence.carrier.kind == "carried":
+        evidence.through_weights = through_weights(node, reaches, set(stale_nodes))
     # No weights in common between the new part and the old one: a part shared by two heads.
     evidence.recurrence = through_weights(roots[0].grad_fn, reaches, set(stale_nodes),
                                           shared=True)
@@ -194,7 +230,15 @@ def diagnose(root: Any, suspects: Any = None, *, inputs: Any = None, grad: bool 
     >>> diagnose((h.detach() * 3 * w).sum()).ok
     True
     """
-    return _report(root, suspects, inputs, grad, None)[0]
+    return _report(root, suspects, inputs, grad, None, caller_frames())[0]
+
+
+@without_gc
+def diagnose_graph(root: Any) -> Report:
+    """:func:`diagnose` of ``root`` from its graph alone, without looking for a carrier among
+    the tensors of the caller's frames (the command's own use, which names the carriers
+    itself)."""
+    return _report(root, None, None, False, None)[0]
 
 
 @without_gc
@@ -208,9 +252,10 @@ def diagnose_after_failure(root: Any, failure: Failure, suspects: Any = None, *,
 
 
 def _report(root: Any, suspects: Any, inputs: Any, grad: bool,
-            failure: Failure | None) -> tuple[Report, int | None]:
+            failure: Failure | None, frames: list[Any] = ()) -> tuple[Report, int | None]:
     """The report, read from the graph as it is now, or (with ``failure``) as it was before the
-    call that failed; and the number of the node the call failed at."""
+    call that failed; and the number of the node the call failed at. ``frames``: the program's
+    frames where it was asked for, whose tensors may show the carrier (see :func:`_pattern`)."""
     roots = graph_roots(root)
     wanted = None if inputs is None else backward_inputs(inputs)
     if not isinstance(grad, bool):
@@ -271,8 +316,8 @@ def _report(root: Any, suspects: Any, inputs: Any, grad: bool,
         stale=tuple(slot for n in executed if n in stale_nodes for slot in stale_nodes[n]),
         frontier=frontier_items,
         suspects=tuple(s for s, _ in found),
-        pattern=_pattern(roots, stale_nodes, frontier, fresh, slot_count, found, items, is_stale)
-        if stale_nodes else None,
+        pattern=_pattern(roots, stale_nodes, frontier, fresh, slot_count, found, items, is_stale,
+                         list(frames)) if stale_nodes else None,
         nodes_checked=len(executed),
         anomaly=any(f.source is not None for f in frontier_items),
         hidden=tuple(node_name(n) for n in hidden),

@@ -1,4 +1,5 @@
-"""How the source brings a candidate tensor into the step that failed.
+"""How the source brings a candidate tensor into the step that failed (or, for
+:func:`~autograd_lens.diagnose`, the step about to call backward).
 
 For each :class:`~autograd_lens.source.candidates.Candidate`, :func:`entry_of` reads the step's source
 (see :mod:`autograd_lens.source.reads`) and says how its name enters:
@@ -21,10 +22,10 @@ from typing import Any
 
 import torch
 
-from ..source.candidates import NOT_USERS, Candidate
+from .candidates import NOT_USERS, Candidate
 from ..lens.history import Call
-from ..source.library_objects import library_class
-from ..source.reads import (Use, first_read, function_at, innermost_loop, overlaps,
+from .library_objects import library_class
+from .reads import (Use, first_read, function_at, innermost_loop, overlaps,
                             reads_of_attribute, source_tree, step_uses, uses_of)
 
 
@@ -135,7 +136,7 @@ def _read_in_functions(name: str, filename: str,
                        running: frozenset[int] = frozenset()) -> tuple[str, int, str] | None:
     """A function of ``filename`` that reads the global ``name`` before assigning it:
     (file, line, function); ``running``: the first lines of the step's running functions."""
-    from ..source.bound_names import binds
+    from .bound_names import binds
 
     tree = source_tree(filename)
     for node in ([] if tree is None else ast.walk(tree)):
