@@ -33,7 +33,7 @@ from .run.lifetime import (Stopped, end_by_signal_at_exit, end_now, stopped_by_s
 from .run.replay_run import finish_replay, refusal, start_replay
 from .run.rerun import Rerun
 from .run.running import run_as_main
-from .run.sandbox import root_of
+from .run.sandbox_folder import root_of
 from .run.unseen import PACKAGE
 from .run.verify import Started, announce, bound, finish_verify, start_verify
 from .text.spawned import Spawning
