@@ -65,7 +65,7 @@ import sys, time
 began = time.perf_counter()
 import autograd_lens.__main__ as command
 import autograd_lens.run.replay_run as replay_run
-import autograd_lens.run.watch as watch
+import autograd_lens.run.failing_call as failing_call
 marks = []
 
 def timed(owner, name, label, first_answer=False):
@@ -80,7 +80,7 @@ def timed(owner, name, label, first_answer=False):
     setattr(owner, name, wrapper)
 
 timed(command, "_first_run", "the first run: the program, watched, to its end")
-timed(watch.Watch, "_explain", "the first run explains the failure")
+timed(failing_call, "finding_of", "the first run explains the failure")
 timed(command, "start_replay", "the replay started")
 timed(replay_run.Replaying, "failed_at", "the replay reached the failing call", True)
 timed(command, "start_verify", "a run of an edit started")

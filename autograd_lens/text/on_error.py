@@ -28,7 +28,7 @@ from ..explain.situation import _known as known_nodes  # alive nodes, where an e
 from ..explain.situation import explain
 from .telling import edit_text
 from ..run.unseen import without_ours
-from ..run.watch import user_frames
+from ..run.user_frames import user_frames
 
 
 _state = threading.local()
