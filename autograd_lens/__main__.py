@@ -37,7 +37,8 @@ from .run.sandbox_folder import root_of
 from .run.unseen import PACKAGE
 from .run.verify import Started, announce, bound, finish_verify, start_verify
 from .text.spawned import Spawning
-from .text.telling import Teller, child_note, from_a_child
+from .text.child_processes import child_note, from_a_child
+from .text.telling import Teller
 
 _PROG = "python -m autograd_lens"
 _USAGE = (f"{_PROG} [--report FILE] [--no-verify] (script.py | -m module) [args ...]\n"

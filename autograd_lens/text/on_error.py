@@ -26,7 +26,7 @@ from ..explain.optimizer_steps import StepLog
 from ..source.places import cell_numbers
 from ..explain.situation import _known as known_nodes  # alive nodes, where an earlier root would be
 from ..explain.situation import explain
-from .telling import edit_text
+from .edit_block import edit_text
 from ..run.unseen import without_ours
 from ..run.user_frames import user_frames
 
