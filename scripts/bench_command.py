@@ -63,7 +63,9 @@ for chunk in range(3):
 STAGES = '''\
 import sys, time
 began = time.perf_counter()
-import autograd_lens.__main__ as command
+import autograd_lens.text.command as command
+import autograd_lens.text.edit_runs as edit_runs
+import autograd_lens.text.replay_step as replay_step
 import autograd_lens.run.replay_run as replay_run
 import autograd_lens.run.failing_call as failing_call
 marks = []
@@ -81,11 +83,11 @@ def timed(owner, name, label, first_answer=False):
 
 timed(command, "_first_run", "the first run: the program, watched, to its end")
 timed(failing_call, "finding_of", "the first run explains the failure")
-timed(command, "start_replay", "the replay started")
+timed(replay_step, "start_replay", "the replay started")
 timed(replay_run.Replaying, "failed_at", "the replay reached the failing call", True)
-timed(command, "start_verify", "a run of an edit started")
-timed(command, "_replay", "waiting for the replay (its evidence), the text amended")
-timed(command, "_verify", "waiting for the runs of the edits, the edits said")
+timed(edit_runs, "start_verify", "a run of an edit started")
+timed(command, "replay", "waiting for the replay (its evidence), the text amended")
+timed(command, "verify", "waiting for the runs of the edits, the edits said")
 timed(command.Rerun, "close", "the re-run's process stopped, its folder removed")
 try:
     command.main(sys.argv[1:])
