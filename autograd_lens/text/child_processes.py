@@ -1,6 +1,6 @@
 """The program's child processes, as the command speaks of them: who a child is (its pid, its
-parent's, how it was started), and what is said when an error that a child raised ends the
-program (where its diagnosis is, or that none was made).
+parent's, how it was started), whether an error reports one that a child raised, and what is
+said when such an error ends the program (where its diagnosis is, or that none was made).
 """
 
 from __future__ import annotations
