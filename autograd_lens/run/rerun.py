@@ -14,7 +14,7 @@ import sys
 import time
 from typing import Any
 
-from . import sandbox
+from . import sandbox_folder
 from .lifetime import stop_group
 
 READY = "ready\n"  # what the re-run's process says on stderr once it waits for its runs
@@ -36,15 +36,15 @@ class Rerun:
     def __init__(self, root: str | None = None) -> None:
         self.cwd = os.getcwd()
         self.root = os.path.realpath(root or self.cwd)
-        self.folder = sandbox.make_folder()
+        self.folder = sandbox_folder.make_folder()
         self.runs = 0
         package = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
         setup = json.dumps({"folder": self.folder, "root": self.root, "cwd": self.cwd,
                             "parent": os.getpid()})
-        # The process starts from sandbox.py alone, so that it copies the folder before it
+        # The process starts from sandbox_folder.py alone, so that it copies the folder before it
         # imports torch (and this package); -c leaves sys.path as python -m left the command's.
         code = ("import importlib.util as u; "
-                f"s = u.spec_from_file_location('autograd_lens_boot', {sandbox.__file__!r}); "
+                f"s = u.spec_from_file_location('autograd_lens_boot', {sandbox_folder.__file__!r}); "
                 "m = u.module_from_spec(s); s.loader.exec_module(m); "
                 f"m.boot({setup!r}, {package!r})")
         flags = subprocess._args_from_interpreter_flags()
@@ -62,7 +62,7 @@ class Rerun:
         self._unready: set[int] = set()  # the runs asked for before the process was ready
         # The first run starts once the folder is copied: the runs find it as the first run did.
         copied = self._line(None)
-        self._said = "" if copied == sandbox.COPIED else copied + "\n"
+        self._said = "" if copied == sandbox_folder.COPIED else copied + "\n"
         if self._said:
             self._ready = False
 

@@ -14,7 +14,7 @@ import sys
 import tempfile
 import time
 
-from . import reached, sandbox
+from . import reached, sandbox, sandbox_folder
 from ..lens.errors import error_kind
 from .counting import CallCounter, Enough
 from .lifetime import die_with_parent
@@ -89,7 +89,7 @@ def _start(spec: dict, setup: dict, run_folder: str) -> None:
     """In the forked process of one run: its folder, its files, the guard, then the run."""
     root, cwd = setup["root"], setup["cwd"]
     temp = run_folder + ".tmp"
-    sandbox.fresh(setup["snapshot"], run_folder)
+    sandbox_folder.fresh(setup["snapshot"], run_folder)
     os.makedirs(temp)
     files = {}
     for original, edited in (spec.get("files") or {}).items():
@@ -120,7 +120,7 @@ def _start(spec: dict, setup: dict, run_folder: str) -> None:
 
 
 def _serve(setup: dict) -> None:
-    """The re-run's process, once its folder is copied (see :func:`sandbox.boot`): import
+    """The re-run's process, once its folder is copied (see :func:`sandbox_folder.boot`): import
     torch, say it is ready, then run each spec read from stdin in a forked process at once (a
     run may start while another goes on), and say ``done <run> <how>`` as each ends (killed at
     its bound in time: "timeout"); ``{"cancel": run}`` stops a run."""

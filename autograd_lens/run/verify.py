@@ -5,7 +5,7 @@ sandbox (:mod:`autograd_lens.run.sandbox`: a temporary copy of the program's fol
 it and the network refused), each in a new process forked from one that was started with the
 first run (``Rerun``: it copies the folder and imports torch while the first run goes on, so
 a run starts in milliseconds; it runs the first edits beside the replay, see
-:class:`autograd_lens.__main__._Ahead`). A run has the first run's arguments and environment, no
+:class:`autograd_lens.text.edit_runs.Ahead`). A run has the first run's arguments and environment, no
 input (stdin is empty), the edited files in place of the originals, and the same watch. It stops
 once the backward call that failed and :data:`MORE_CALLS` more have run (or the program made
 :data:`MORE_CALLS` + 1 optimizer steps past the step that failed), or when the program ends,

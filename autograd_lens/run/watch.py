@@ -8,14 +8,14 @@ graph, its kind, its thread): no place, since reading the caller's frame costs m
 rest; where earlier calls were made, the optimizer steps and the writes are recorded by the
 replay (see :mod:`autograd_lens.run.record`), after a failure. Elsewhere (the tests, a program's own
 ``Watch()``) each call is also recorded with its place (see :mod:`autograd_lens.lens.history`:
-nothing that keeps a tensor alive). A call that
-raises the freed-graph or in-place error is explained at that moment, while the program's frames
-still hold its variables, and handed to ``on_failure``; the error itself goes on unchanged,
+nothing that keeps a tensor alive). A call that raises the freed-graph or in-place error is
+explained at that moment, while the program's frames still hold its variables, and handed to
+``on_failure`` (see :mod:`autograd_lens.run.failing_call`); the error itself goes on unchanged,
 re-raised without the wrapper's entry in its traceback (as every error that passes through it: a
 hook's, a custom Function's, a Ctrl-C during the diagnosis). The same error again at the same
 call of the program's (a loop that catches it and skips the batch) is not explained again:
 ``on_repeat`` is told, in a few microseconds. Each thread has its own count of the backward
-calls running in it.
+calls running in it (see :mod:`autograd_lens.run.thread_state`).
 """
 
 from __future__ import annotations
@@ -29,74 +29,18 @@ from typing import Any, Callable
 
 import torch
 
-from ..lens.errors import error_kind
-from ..source.candidates import NOT_USERS
 from ..lens.history import (History, as_call, grad_on_parameters, make_call, start_recording,
-                            stop_recording, user_frame)
-from ..explain.situation import Finding, explain
+                            stop_recording)
+from ..explain.situation import Finding
+from .failing_call import explain_failure, finding_of, or_inner
+from .thread_state import OtherThreads, State
 from .unseen import without_ours
+from .user_frames import user_frames
 
 
 _OMITTED = object()  # an argument of the engine's that the caller did not give
 _ENGINE_ARGUMENTS = ("grad_tensors", "keep_graph", "create_graph", "inputs", "allow_unreachable",
                      "accumulate_grad")  # run_backward's, after ``tensors``, in order
-
-
-def user_frames() -> list[Any]:
-    """The user's frames, innermost first, from the caller of backward outwards."""
-    frames = []
-    frame = user_frame(2)
-    while frame is not None:
-        name = frame.f_code.co_filename
-        if not name.startswith(NOT_USERS) and not name.startswith("<frozen"):
-            frames.append(frame)
-        frame = frame.f_back
-    return frames
-
-
-def _first_user_frame(frame: Any) -> Any:
-    """The first of :func:`user_frames` from ``frame`` outwards (None if there is none)."""
-    while frame is not None:
-        name = frame.f_code.co_filename
-        if not name.startswith(NOT_USERS) and not name.startswith("<frozen"):
-            return frame
-        frame = frame.f_back
-    return None
-
-
-class _State:
-    """What the watch keeps for one thread: sequence numbers, and so the calls recorded, are a
-    thread's own, and so is the count of backward calls running."""
-
-    __slots__ = ("depth", "inner", "history", "nested", "inner_roots")
-
-    def __init__(self, history: History) -> None:
-        self.depth = 0  # backward calls running: more than one, a backward in a backward
-        self.inner: Any = None  # a nested backward failed: its finding (False: none)
-        self.history = history
-        # The calls that backward calls run by the running outermost one made (a reentrant
-        # checkpoint's, a custom Function's autograd.grad): earlier calls for a nested one that
-        # fails in the same outermost call, forgotten when it ends.
-        self.nested: list[Any] = []
-        # The outputs of the backward calls that failed inside the one failing now (a reentrant
-        # checkpoint's): the failing call reaches what they reach, handed over with its own.
-        self.inner_roots: list[Any] = []
-
-
-def _or_inner(finding: Finding | None, thread: _State) -> Finding | None:
-    """The outer call's finding, or, when it names no carrier, the one a backward run inside it
-    made (a reentrant checkpoint's, a custom Function's ``autograd.grad``)."""
-    if thread.inner and (finding is None or not finding.carriers):
-        return thread.inner
-    return finding
-
-
-class _OtherThreads(threading.local):
-    """The state of each thread but the main one (whose state is a plain attribute: reading a
-    thread-local costs a microsecond or so on each call)."""
-
-    def __init__(self) -> None:
-        self.state = _State(History())
 
 
 class Watch:
@@ -127,7 +71,7 @@ class Watch:
         self.on_failure = on_failure
         self._saved: list[tuple[Any, str, Any]] = []
         # The main thread's history is the one diagnose() reads (see history.ACTIVE).
-        self._main, self._others = _State(self.history), _OtherThreads()
+        self._main, self._others = State(self.history), OtherThreads()
         self._main_id = threading.main_thread().ident
         self._recorded = 0  # the calls that returned, counted by the recording wrapper
         self._ticks = itertools.count(1)  # the light wrapper's count, kept in each call's tuple
@@ -138,7 +82,7 @@ class Watch:
         counted = self.history.counted
         return self._recorded + (counted[-1][-1] if counted else 0)
 
-    def _state(self) -> _State:
+    def _state(self) -> State:
         """This thread's state."""
         return self._main if threading.get_ident() == self._main_id else self._others.state
 
@@ -150,70 +94,7 @@ class Watch:
         again by the outer backward when the error reaches it: the outer explanation is kept
         when it names a carrier, else the inner one.
         """
-        kind = error_kind(error)
-        if kind is None:
-            return
-        # Every call here is a new error: a nested backward's reaches the outer one as the
-        # outer's call (below), never twice. (Not matched by id(): a caught and dropped error's
-        # address, and its message, can be the next error's.)
-        thread = self._state()
-        nested = (thread.depth if self.recording else self._running()) > 1
-        if not nested and self.on_repeat is not None:
-            # The same error at the same call of the program's, again (a loop that catches it
-            # and skips the batch): counted and said in one line, in well under a millisecond.
-            caller = _first_user_frame(sys._getframe(2))
-            where = None if caller is None else \
-                (caller.f_code.co_filename, caller.f_lineno, kind)
-            del caller
-            if where is not None and where in self.places:
-                self.places[where] += 1
-                thread.inner, thread.inner_roots = None, []
-                if self.finding is not None:
-                    self.error = (id(error), str(error))
-                self.on_repeat(where[0], where[1], self.places[where])
-                return
-            if where is not None:
-                self.places[where] = 0
-        if self.on_outputs is not None and nested:
-            thread.inner_roots.append(roots)
-        elif self.on_outputs is not None:
-            try:
-                self.on_outputs((*roots, *(r for inner in thread.inner_roots for r in inner)))
-            except Exception:  # noqa: BLE001 - a reader of ours must never add an error
-                pass
-            thread.inner_roots = []
-        frames = user_frames()
-        finding = self._explain(error, roots, frames, thread, nested)
-        if nested:
-            if finding is not None and finding.carriers:
-                thread.inner = finding
-            elif thread.inner is None:
-                thread.inner = False  # nested, but nothing named from inside
-            del frames
-            return
-        finding = _or_inner(finding, thread)
-        thread.inner = None
-        self.finding = finding
-        # Not the error itself: its traceback holds the program's frames and their tensors.
-        self.error = None if finding is None else (id(error), str(error))
-        try:
-            if finding is not None and self.on_failure is not None:
-                self.on_failure(finding, frames[0] if frames else None)
-        finally:
-            del frames
-
-    def _explain(self, error: RuntimeError, roots: Any, frames: list[Any], thread: _State,
-                 nested: bool) -> Finding | None:
-        """The finding of ``error`` from this thread's recorded calls and ``frames``."""
-        calls = list(thread.history.calls) + (thread.nested if nested else [])
-        try:
-            return explain(error, roots, calls, frames,
-                           nested=nested or thread.inner is not None,
-                           regions=list(thread.history.regions),
-                           steps=None,  # not recorded here: the replay records them
-                           inside=list(thread.nested) if nested else [])
-        except Exception:  # noqa: BLE001 - explaining must never add an error of its own
-            return None
+        explain_failure(self, error, roots)
 
     def explained_here(self, error: RuntimeError, roots: Any) -> Finding | None:
         """The finding of ``error``, raised by the backward from ``roots`` that is failing now
@@ -221,8 +102,8 @@ class Watch:
         the error)."""
         thread = self._state()
         nested = thread.depth > 1
-        finding = self._explain(error, roots, user_frames(), thread, nested)
-        return finding if nested else _or_inner(finding, thread)
+        finding = finding_of(error, roots, user_frames(), thread, nested)
+        return finding if nested else or_inner(finding, thread)
 
     def _running(self) -> int:
         """The backward calls running in this thread, from its stack (the light wrapper keeps

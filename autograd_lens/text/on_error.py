@@ -26,9 +26,9 @@ from ..explain.optimizer_steps import StepLog
 from ..source.places import cell_numbers
 from ..explain.situation import _known as known_nodes  # alive nodes, where an earlier root would be
 from ..explain.situation import explain
-from .telling import edit_text
+from .edit_block import edit_text
 from ..run.unseen import without_ours
-from ..run.watch import user_frames
+from ..run.user_frames import user_frames
 
 
 _state = threading.local()

@@ -200,7 +200,9 @@ def watch_this_child(setup: dict) -> None:
     me = os.getpid()  # this child (a process it forks later is not it)
 
     def watch() -> Any:
-        from .telling import START_METHOD, STARTED_IN, Teller
+        from .child_processes import START_METHOD
+        from .edit_block import STARTED_IN
+        from .telling import Teller
         from ..run.watch import Watch
 
         START_METHOD[:] = [me, setup["method"]]

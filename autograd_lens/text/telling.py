@@ -11,7 +11,9 @@ Each failure is printed once. After the program has ended, the replay's evidence
 :mod:`autograd_lens.run.replay_run`) remakes the finding's statements (:meth:`Teller.amend`): a
 diagnosis still pending is printed in that form; one already said is said again when the
 recording changed it. The runs of the candidate edits come after the replay, and the edit block
-(the fix that held, alternatives, failed attempts) after them.
+(the fix that held, alternatives, failed attempts; see :mod:`autograd_lens.text.edit_block`)
+after them. What the report holds is :mod:`autograd_lens.text.report_data`'s; the diagnosis in
+short, said last, :mod:`autograd_lens.text.in_short`'s.
 """
 
 from __future__ import annotations
@@ -23,145 +25,16 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any, Callable
 
-from ..source.edits import unified_diff
-from ..lens.errors import FREED_GRAPH_PATTERN, INPLACE_PATTERN, error_kind
-from ..source.places import is_cell, place, shown_file
+from ..source.places import place
 from ..run.unseen import may_be_caught
+from .child_processes import child_identity
+from .edit_block import STARTED_IN, edit_text
+from .in_short import in_short
+from .report_data import report_data
 
 if TYPE_CHECKING:  # the command imports torch only when the program does
     from ..fixes.rules import Fix
     from ..explain.situation import Finding
-
-EMPTY_REPORT = {"error": None, "carriers": [], "frontier": [], "pattern": "", "title": "",
-                "fix": "", "page": "", "hidden": [], "recorded": None, "repeated": [],
-                "children": []}
-
-
-# The folder the command started in: the diff's paths are relative to it, even when the program
-# has changed its working folder since (set by each Teller).
-STARTED_IN: list[str] = []
-
-
-def _shown(file: str) -> str:
-    """A file's name as the diff shows it: relative to the folder the command started in when
-    inside it, quoted as ``patch`` reads a name with spaces (``"my runs/train.py"``); a
-    notebook cell as ``In [4]``."""
-    if is_cell(file):
-        return shown_file(file)
-    start = STARTED_IN[-1] if STARTED_IN else os.getcwd()
-    relative = os.path.relpath(file, start) if os.path.isabs(file) else file
-    name = file if relative.startswith("..") else relative
-    if any(c.isspace() or c in '"\\' for c in name):
-        name = '"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    return name
-
-
-NOT_RUN = ("autograd_lens: the edits below were not run ({why}): none of them is shown to "
-           "remove the error or to keep every weight training.\n")
-
-
-def _diff(fix: Fix) -> str:
-    return unified_diff(list(fix.edits), _shown)
-
-
-def _where(fix: Fix) -> str:
-    edit = fix.edits[0]
-    return f"{_shown(edit.file)}, line {edit.line}"
-
-
-def edit_text(fixes: list[Fix], pattern: Any, runs: list[dict] | None = None,
-              calls_before: int = 0, not_run: str = "") -> str:
-    """The edit block: without ``runs``, each edit as a unified diff (the first as the fix,
-    then the other choices, each with what it computes), said to be not run (``not_run``: why);
-    with ``runs`` (each fix's verified result, in order, see :mod:`autograd_lens.run.verify`), the
-    first edit that held as the fix, the others that held as alternatives, those that could not
-    be checked with why, and those that failed only as failed attempts, with what happened.
-    Without a fix, why there is none."""
-    from ..run.verify import FAILED, HOLDS, happened, verdict
-
-    if not fixes:
-        if pattern is None:
-            return ""
-        why = "no pattern shows in the evidence" if pattern.key == "unknown" else \
-            "the source does not show plainly where the fix goes; the fix above says what to change"
-        return f"autograd_lens: no edit of your lines is suggested: {why}.\n"
-    cells = all(is_cell(edit.file) for fix in fixes for edit in fix.edits)
-    first = "The fix as an edit of your cell" if cells else "The fix as an edit of your program"
-    if runs is None:
-        parts = [NOT_RUN.format(why=not_run)] if not_run else []
-        for index, fix in enumerate(fixes):
-            lead = first if index == 0 else "Or"
-            parts.append(f"{lead} ({fix.computes}):\n{_diff(fix)}")
-        return "\n".join(parts)
-    said = [verdict(run, calls_before) for run in runs]
-    held = [i for i, v in enumerate(said) if v in HOLDS]
-    failed = [i for i, v in enumerate(said) if v in FAILED]
-    unchecked = [i for i in range(len(fixes)) if i not in held and i not in failed]
-    parts = []
-    for rank, index in enumerate(held):
-        fix = fixes[index]
-        lead = f"{first}, run and verified" if rank == 0 else "Or, also run and verified"
-        parts.append(f"{lead} ({fix.computes}):\n{_diff(fix)}"
-                     f"Run: {happened(runs[index], calls_before)}.\n")
-    for rank, index in enumerate(unchecked):
-        fix = fixes[index]
-        lead = f"{first}, not verified" if not held and rank == 0 else "Or, not verified"
-        parts.append(f"{lead} ({fix.computes}):\n{_diff(fix)}"
-                     f"Run: {happened(runs[index], calls_before)}.\n")
-    if failed:
-        head = "autograd_lens: no suggested edit held when run; " if not held and not unchecked \
-            else "autograd_lens: "
-        lines = [head + ("these failed attempts are not to apply:" if len(failed) > 1 else
-                         "this failed attempt is not to apply:")]
-        lines += [f"  - {_where(fixes[i])} ({fixes[i].computes}): "
-                  f"{happened(runs[i], calls_before)}." for i in failed]
-        parts.append("\n".join(lines) + "\n")
-    text = ("autograd_lens: each suggested edit was run in a sandbox (a temporary copy of your "
-            "folder; your files are not touched), past the call that failed and "
-            "two more backward calls.\n")
-    return text + "\n" + "\n".join(parts)
-
-
-# A child started by spawn or forkserver (see autograd_lens.text.spawned): its pid and that method.
-START_METHOD: list = []
-
-
-def child_identity() -> dict:
-    """This process, as a child of the program's: its pid, its parent's, how it was started."""
-    import multiprocessing
-
-    process = multiprocessing.current_process()
-    if START_METHOD and START_METHOD[0] == os.getpid():
-        method = START_METHOD[1]  # what started it, not the default its parent had
-    else:
-        method = multiprocessing.get_start_method(allow_none=True) or "fork"
-    how = "os.fork" if process.name == "MainProcess" else \
-        f"multiprocessing, {method}: {process.name}"
-    return {"pid": os.getpid(), "parent": os.getppid(), "how": how}
-
-
-def child_note(children: list[dict]) -> str:
-    """Said after an error that a child process raised and the program re-raised: where its
-    diagnosis is (said in the child, if the child was forked), or that none was made."""
-    if not children:
-        return CHILD_NOTE
-    pids = ", ".join(str(c["pid"]) for c in children)
-    return (f"\nautograd_lens: this error happened in child process {pids}; its diagnosis was "
-            "said there (above) and is in the report's \"children\"; no replay or edit run is "
-            "made for a child's failure.\n")
-
-
-CHILD_NOTE = ("\nautograd_lens: this error happened in a child process, which the command does not "
-              "watch; to see the diagnosis, run that part in the command's own process.\n")
-
-
-def from_a_child(error: BaseException) -> bool:
-    """Whether ``error`` reports a freed-graph (or in-place) error raised elsewhere: its text
-    holds one, but it is not one itself (torch.multiprocessing.spawn's ProcessRaisedException,
-    a process pool's error)."""
-    text = str(error)
-    return error_kind(error) is None and bool(
-        FREED_GRAPH_PATTERN.search(text) or INPLACE_PATTERN.search(text))
 
 
 def _guarded() -> bool:
@@ -244,7 +117,7 @@ class Teller:
         sys.stderr.flush()
         if self.children is None:
             return
-        record = dict(self._data(), **who)
+        record = dict(report_data(self), **who)
         with contextlib.suppress(OSError):
             with open(self.children, "a", encoding="utf-8") as handle:
                 handle.write(json.dumps(record) + "\n")
@@ -260,49 +133,7 @@ class Teller:
     def summary(self) -> str:
         """The diagnosis in three lines (carrier and its line, fix, page), said last when the
         error ended the program, after Python's traceback and the edits."""
-        finding = self.finding
-        if finding is None:
-            return ""
-        failed = f"the failing backward at {place(*self.where)}" if self.where else \
-            "a backward"
-        write = finding.write if finding.inplace else None
-        if write is not None and write.line:  # the in-place error: the write is the cause
-            at = place(write.file, write.line)
-            said = (f"the optimizer step at {at} changed in place a weight that a node saved"
-                    if write.how == "step" else
-                    f"`{write.by}`, run at {at}, wrote in place (in its forward) a tensor that a "
-                    "node saved" if write.module and write.by else
-                    f"{write.name or 'a saved tensor'} was changed in place at {at} after a "
-                    "node saved it") + f"; {failed} needed its old value"
-        elif finding.carriers:
-            carrier = finding.carriers[0]
-            got = "" if carrier.got is None else \
-                f"made at {place(carrier.got['file'], carrier.got['line'])} and "
-            alias = f" as `{carrier.name}`" if carrier.shown else ""
-            said = (f"{carrier.shown or carrier.name}, {got}held at "
-                    f"{place(carrier.file, carrier.line)}, holds a node of the graph that "
-                    f"{failed} could not go through" if carrier.held else
-                    f"{carrier.shown or carrier.name}, {got}entering at "
-                    f"{place(carrier.file, carrier.line)}{alias}, "
-                    f"carries in the graph that {failed} could not go through")
-        else:
-            said = f"{failed} failed; no variable of the program was named as the carrier"
-        lines = [f"autograd_lens, in short: {said}."]
-        order, failed_runs = self._order()
-        if self.verdict == "gone" and order and (failed_runs and order[0] > 0 or
-                                                 not self.own[order[0]]):
-            # the edit that held is not the first the pattern's words lead to, which failed,
-            # or not one of them at all (made from the recording)
-            lines.append(f"Fix, as run and verified: {self.fixes[order[0]].computes}.")
-        elif finding.pattern is not None and finding.pattern.key != "unknown":
-            lines.append(f"Fix: {finding.fix}.")
-        if self.fixes:
-            lines.append("Edit: " + ("the fix as an edit above" if self.verdict in ("gone",)
-                                     else "see the edits above"
-                                     + (" (not run)" if self.runs is None else "")) + ".")
-        if finding.page:
-            lines.append(f"See: {finding.page}")
-        return "\n" + "\n".join(lines) + "\n"
+        return in_short(self)
 
     def _made(self) -> None:
         """The fixes and the text, from the finding as it stands."""
@@ -414,7 +245,7 @@ class Teller:
     def write(self) -> None:
         if self.report is None or os.getpid() != self.pid:  # a child's: see _in_a_child
             return
-        data = self._data()
+        data = report_data(self)
         data["children"] = self.from_children()
         with open(self.report, "w", encoding="utf-8") as handle:
             json.dump(data, handle, indent=2)
@@ -430,37 +261,3 @@ class Teller:
                 with contextlib.suppress(ValueError):
                     found.append(json.loads(line))
         return found
-
-    def _data(self) -> dict:
-        data = dict(EMPTY_REPORT) if self.finding is None else self.finding.as_dict()
-        shown, failed = self._order()
-        first, others = (shown[0], shown[1:]) if shown else (None, [])
-        runs = self.runs or [None] * len(self.fixes)
-        fix = self.fixes[first] if first is not None else None
-        data.update({"edits": [e.as_dict() for e in fix.edits] if fix else [],
-                     "computes": fix.computes if fix else "",
-                     "alternatives": [[e.as_dict() for e in self.fixes[i].edits]
-                                      for i in others],
-                     "alternatives_computes": [self.fixes[i].computes for i in others],
-                     "alternatives_verified": [_public(runs[i], self.calls_before) for i in others],
-                     "failed_attempts": [{"edits": [e.as_dict() for e in self.fixes[i].edits],
-                                          "computes": self.fixes[i].computes,
-                                          "verified": _public(runs[i], self.calls_before)}
-                                         for i in failed],
-                     "left_out": list(self.unbound),
-                     "verified": _public(self.verified, self.calls_before),
-                     "verdict": self.verdict,
-                     "repeated": [{"file": file, "line": line, "again": times}
-                                  for (file, line), times in self.repeats.items()]})
-        return data
-
-
-def _public(run: dict | None, calls_before: int) -> dict | None:
-    """A run's result as the report gives it, with its verdict."""
-    if run is None:
-        return None
-    from ..run.verify import verdict
-
-    shown = {key: value for key, value in run.items() if key not in ("same_error", "stopped")}
-    shown["verdict"] = verdict(run, calls_before)
-    return shown

@@ -156,7 +156,7 @@ def _check_edit_lines(report: dict) -> None:
 
 
 def test_a_healthy_script_prints_nothing_extra_and_is_not_rerun(tmp_path, monkeypatch):
-    import autograd_lens.__main__ as command
+    import autograd_lens.text.command as command
 
     started = []
 

@@ -23,7 +23,7 @@ from torch import nn
 from torch.func import functional_call
 from torch.utils.checkpoint import checkpoint
 
-from autograd_lens.__main__ import _failed_at
+from autograd_lens.run.user_traceback import _failed_at
 from autograd_lens.source.edits import apply
 from autograd_lens.fixes.patterns import PATTERNS
 from autograd_lens.run.watch import Watch

@@ -12,7 +12,7 @@ import subprocess
 import sys
 import textwrap
 
-from autograd_lens.__main__ import _DESCRIPTION
+from autograd_lens.text.usage import DESCRIPTION
 
 PROGRAM = textwrap.dedent("""\
     import subprocess, sys
@@ -57,6 +57,6 @@ def test_replay_writes_only_in_its_copy(tmp_path):
 
 
 def test_help_says_where_the_replay_runs():
-    text = " ".join(_DESCRIPTION.split())
+    text = " ".join(DESCRIPTION.split())
     assert "repeats the program's side effects" not in text
     assert "The replay runs in the sandbox described below, in a temporary copy" in text

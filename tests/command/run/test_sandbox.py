@@ -1,7 +1,8 @@
-"""The sandbox of the re-runs (autograd_lens.run.sandbox): writes outside the run's folders refused
-and the originals untouched, writes inside allowed, a big file of the copy written on a copy of
-its own, the network refused but on this machine, and folders left by a command that was killed
-swept away. Each guard runs in a new Python process (an audit hook cannot be removed)."""
+"""The sandbox of the re-runs (autograd_lens.run.sandbox, and run.sandbox_folder for its folder):
+writes outside the run's folders refused and the originals untouched, writes inside allowed, a
+big file of the copy written on a copy of its own, the network refused but on this machine, and
+folders left by a command that was killed swept away. Each guard runs in a new Python process
+(an audit hook cannot be removed)."""
 
 from __future__ import annotations
 
@@ -95,16 +96,16 @@ def test_writes_outside_are_refused_inside_allowed_and_big_files_copied_on_write
 
 
 def test_the_snapshot_copies_small_files_and_links_big_ones_and_foreign_folders(tmp_path):
-    from autograd_lens.run import sandbox
+    from autograd_lens.run import sandbox_folder
 
     root = tmp_path / "project"
     (root / "pkg").mkdir(parents=True)
     (root / ".git").mkdir()
     (root / "train.py").write_text("print(1)\n")
     (root / "pkg" / "model.py").write_text("X = 1\n")
-    (root / "data.bin").write_bytes(b"\0" * (sandbox.BIG + 1))
+    (root / "data.bin").write_bytes(b"\0" * (sandbox_folder.BIG + 1))
     copy = tmp_path / "copy"
-    sandbox.snapshot(str(root), str(copy))
+    sandbox_folder.snapshot(str(root), str(copy))
     assert (copy / "train.py").read_text() == "print(1)\n" and not (copy / "train.py").is_symlink()
     assert (copy / "pkg" / "model.py").is_file() and not (copy / "pkg").is_symlink()
     assert (copy / "train.py").stat().st_mtime_ns == (root / "train.py").stat().st_mtime_ns
@@ -113,15 +114,15 @@ def test_the_snapshot_copies_small_files_and_links_big_ones_and_foreign_folders(
 
 
 def test_a_folder_left_by_a_killed_command_is_swept_and_a_live_ones_kept(tmp_path):
-    from autograd_lens.run import sandbox
+    from autograd_lens.run import sandbox_folder
 
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
                           capture_output=True, text=True).stdout.strip()
-    stale = tmp_path / f"{sandbox.PREFIX}{dead}_abc"
-    live = tmp_path / f"{sandbox.PREFIX}{os.getpid()}_def"
+    stale = tmp_path / f"{sandbox_folder.PREFIX}{dead}_abc"
+    live = tmp_path / f"{sandbox_folder.PREFIX}{os.getpid()}_def"
     for folder in (stale, live):
         (folder / "run_0").mkdir(parents=True)
-    assert sandbox.sweep(str(tmp_path)) == [str(stale)]
+    assert sandbox_folder.sweep(str(tmp_path)) == [str(stale)]
     assert not stale.exists() and live.exists()
 
 

@@ -101,7 +101,7 @@ def _line(script: Path, text: str) -> int:
 def test_detaching_the_only_path_to_the_weights_is_a_failed_attempt(tmp_path):
     """A value yielded by a generator, detached where it comes in: the first backward finds
     nothing that requires grad."""
-    from autograd_lens.text.telling import edit_text
+    from autograd_lens.text.edit_block import edit_text
     from autograd_lens.run.verify import verdict, verify
 
     script = SCRIPTS / "g4_batches_from_a_generator_detached_at_the_yield.py"
