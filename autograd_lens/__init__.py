@@ -13,8 +13,8 @@ import sys
 from typing import Any
 
 _API = {
-    "predict.diagnose": ["PATTERNS", "FrontierNode", "Pattern", "Report", "SourceLine",
-                         "Suspect", "diagnose"],
+    "predict.diagnose": ["diagnose"],
+    "predict.report": ["PATTERNS", "FrontierNode", "Pattern", "Report", "SourceLine", "Suspect"],
     "lens.describe": ["describe"],
     "lens.draw": ["draw"],
     "lens.replay": ["BackwardFrames", "Frame", "backward_frames"],

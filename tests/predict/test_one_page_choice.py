@@ -15,7 +15,7 @@ import pytest
 import torch
 
 import autograd_lens as al
-from autograd_lens.predict import diagnose as diagnose_module
+from autograd_lens.predict import evidence
 from autograd_lens.predict import frame_suspects
 from command_runs import SCRIPTS, command_reports
 
@@ -60,19 +60,19 @@ def test_diagnose_links_the_page_the_command_links(reports, name):
 
 @pytest.mark.parametrize("name", BY_CARRIER)
 def test_without_the_carrier_held_by_name_the_page_is_another(reports, name, monkeypatch):
-    monkeypatch.setattr(diagnose_module, "named_tensors", lambda frames, is_stale: [])
+    monkeypatch.setattr(evidence, "named_tensors", lambda frames, is_stale: [])
     assert diagnosed_page(name) != reports[name]["report"]["page"]
 
 
 def test_the_pattern_is_the_shared_decision(monkeypatch):
-    monkeypatch.setattr(diagnose_module, "decide", lambda evidence: "checkpoint")
+    monkeypatch.setattr(evidence, "decide", lambda evidence: "checkpoint")
     assert diagnosed_page("fail_13_outside_loop.py").endswith("18_checkpoint.html")
 
 
 def test_the_tensors_held_by_name_decide_the_pattern_but_are_not_reported(monkeypatch):
     seen = []
     named = frame_suspects.named_tensors
-    monkeypatch.setattr(diagnose_module, "named_tensors",
+    monkeypatch.setattr(evidence, "named_tensors",
                         lambda frames, is_stale: seen.append(1) or named(frames, is_stale))
     w = torch.ones(3, requires_grad=True)
     h = (w * w).tanh()  # made in this step, before the earlier backward: a shared part
