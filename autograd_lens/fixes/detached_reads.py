@@ -20,7 +20,8 @@ from ..source.edit_guards import differentiates
 from ..source.edits import Plan, Source, path_of
 from .same_role import passed_later
 from .critic_reads import critic_reads
-from .rules import Case, Fix, one_fix, recompute, top_carrier, sum_losses
+from .rules import Case, Fix, one_fix, recompute, top_carrier
+from .call_order import sum_losses
 
 
 def detach_reads_before(case: Case) -> list[Fix]:
