@@ -33,7 +33,8 @@ from ..lens.errors import error_kind
 from ..source.candidates import NOT_USERS
 from ..lens.history import (History, as_call, grad_on_parameters, make_call, start_recording,
                             stop_recording, user_frame)
-from ..explain.situation import Finding, explain
+from ..explain.situation import explain
+from ..explain.finding import Finding
 from .unseen import without_ours
 
 
@@ -102,7 +103,7 @@ class _OtherThreads(threading.local):
 class Watch:
     """Record backward and ``autograd.grad`` calls; explain the one that fails.
 
-    After the error, :attr:`finding` holds the :class:`~autograd_lens.explain.situation.Finding` and
+    After the error, :attr:`finding` holds the :class:`~autograd_lens.explain.finding.Finding` and
     :attr:`error` the exception it explains; ``on_failure(finding, frame)`` (if given) is called
     at that moment, with the frame of the call that failed (the innermost of the program's).
     """

@@ -30,7 +30,7 @@ from ..run.unseen import may_be_caught
 
 if TYPE_CHECKING:  # the command imports torch only when the program does
     from ..fixes.rules import Fix
-    from ..explain.situation import Finding
+    from ..explain.finding import Finding
 
 EMPTY_REPORT = {"error": None, "carriers": [], "frontier": [], "pattern": "", "title": "",
                 "fix": "", "page": "", "hidden": [], "recorded": None, "repeated": [],
