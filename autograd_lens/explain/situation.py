@@ -30,7 +30,8 @@ from .scene import Scene
 from ..predict.verdict import (Evidence, decide, first_saved, in_regions, is_checkpoint, leaves_of,
                                through_weights)
 from ..source.source_writes import built_before, steps_between
-from .writes import Write, find_write, reached_from, written_nodes
+from .writes import Write, find_write, reached_from
+from .written_nodes import written_nodes
 from .finding import Finding
 
 
