@@ -24,8 +24,9 @@ import torch
 from ..source.candidates import NOT_USERS, Candidate
 from ..lens.history import Call
 from ..source.library_objects import library_class
-from ..source.reads import (Use, first_read, function_at, innermost_loop, overlaps,
-                            reads_of_attribute, source_tree, step_uses, uses_of)
+from ..source.reads import (Use, first_read, function_at, innermost_loop, reads_of_attribute,
+                            source_tree, step_uses, uses_of)
+from ..source.paths import overlaps
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ import linecache
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-from . import reads
+from . import paths, reads
 from .reads import _SCOPES
 
 _SIMPLE = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Return)
@@ -38,7 +38,7 @@ class Edit:
 def path_of(node: ast.AST) -> str | None:
     """``h``, ``self.h``, ``out["loss"]``, ``buf[3]`` as written; None for anything else (an
     edit names only what it can write back, so ``buf[i]`` is not ``buf``)."""
-    return reads.path_of(node, exact=True)
+    return paths.path_of(node, exact=True)
 
 
 def is_none_test(test: ast.AST, path: str) -> bool:

@@ -15,7 +15,8 @@ import sys
 from typing import Any, Iterator
 
 from .candidates import NOT_USERS
-from .reads import path_of, source_tree
+from .reads import source_tree
+from .paths import path_of
 
 
 def functions(frames: list[Any]) -> Iterator[tuple[str, ast.AST, int]]:

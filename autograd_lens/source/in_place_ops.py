@@ -12,7 +12,8 @@ from __future__ import annotations
 import ast
 from typing import Iterator
 
-from .reads import path_of, source_tree
+from .reads import source_tree
+from .paths import path_of
 
 
 _AUGMENTED = {ast.Add: "Add", ast.Sub: "Sub", ast.Mult: "Mul", ast.Div: "Div", ast.Pow: "Pow"}

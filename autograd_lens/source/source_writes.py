@@ -19,7 +19,8 @@ import torch
 from .candidates import NOT_USERS
 from .function_search import first_line, functions, last_before, statements
 from .in_place_ops import in_place, in_place_modules, in_place_nodes
-from .reads import path_of, source_tree
+from .reads import source_tree
+from .paths import path_of
 
 
 def op_on(path: str, frames: list[Any]) -> tuple | None:

@@ -15,7 +15,8 @@ from typing import Any, Iterator
 
 from .backward_calls import backward_subject
 from .candidates import NOT_USERS
-from .reads import function_at, path_of, source_tree
+from .reads import function_at, source_tree
+from .paths import path_of
 from .source_writes import built_before, writer_of
 from .function_search import functions, last_before, statements, first_line
 from .in_place_ops import made_in_place
