@@ -10,7 +10,7 @@ from typing import Any
 
 from ..source.backward_calls import NAMES, backward_subject, scaled_target
 from ..source.candidates import NOT_USERS
-from ..source.edits import Source
+from ..source.source_file import Source
 from ..source.reads import function_at, innermost_loop, source_tree
 from ..source.paths import path_of
 from ..source.in_place_ops import in_place

@@ -13,7 +13,8 @@ import ast
 import re
 
 from ..source.edit_guards import gradients_used_between
-from ..source.edits import Plan, targets
+from ..source.edits import Plan
+from ..source.source_file import targets
 from .rules import (BACKWARD, GRAD, Case, Fix, earlier_call, earlier_calls, failed_call, one_fix,
                     receiver, recompute, retain_crosses_a_step, same_block, top_carrier,
                     with_keyword)

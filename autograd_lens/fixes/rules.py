@@ -26,7 +26,8 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from ..source.backward_calls import NAMES, backward_subject
-from ..source.edits import Edit, Plan, Source, path_of
+from ..source.edits import Edit, Plan
+from ..source.source_file import Source, path_of
 from ..source.source_writes import steps_between
 
 BACKWARD = NAMES  # loss.backward(), and the frameworks' wrappers around it
