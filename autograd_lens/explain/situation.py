@@ -22,7 +22,8 @@ from ..predict.diagnose import diagnose
 from ..lens.errors import is_inplace_error
 from ..lens.graph import breadth_first, children, node_name
 from .refine import refined
-from ..lens.history import Call, alive_roots, as_tensors, old_nodes, sequence
+from ..lens.history import Call, as_tensors
+from ..lens.sequence_numbers import alive_roots, old_nodes, sequence
 from .in_turn import in_turn, went_in_turn
 from .pages import page_for
 from ..predict.report import PATTERNS

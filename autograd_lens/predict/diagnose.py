@@ -31,7 +31,8 @@ from ..lens.graph import (SavedSlot, breadth_first, children, is_custom_function
                           stale_slots, without_gc)
 from .report import PATTERNS, FrontierNode, Pattern, Report, SourceLine, Suspect
 from .suspects import judge_suspects, suspect_items
-from ..lens.history import old_nodes, recorded_calls, sequence
+from ..lens.history import recorded_calls
+from ..lens.sequence_numbers import old_nodes, sequence
 from .verdict import Evidence, Suspected, decide, is_checkpoint, leaves_of, through_weights
 
 _UNPACK_NAMES = frozenset({"saved_tensors", "saved_variables"})
