@@ -35,7 +35,8 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from ..source.edits import Plan, Source
+from ..source.edits import Plan
+from ..source.source_file import Source
 from .held_names import held_in
 from ..fixes.rules import Fix, one_fix
 

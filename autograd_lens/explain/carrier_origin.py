@@ -17,7 +17,7 @@ def in_turn(carriers: list, evidence: dict, freed: dict) -> bool:
     carrier was made (``got``) in a loop whose body holds an inner loop, and the backward call
     of that inner loop both freed its graph and failed on it (each pass of the outer loop
     computes it once; each pass of the inner one backpropagates a loss over it)."""
-    from ..source.edits import Source
+    from ..source.source_file import Source
 
     got, at = (carriers[0].got if carriers else None), evidence.get("at")
     if not got or not at or not freed.get("user") or got["file"] != at["file"] or \
@@ -123,7 +123,7 @@ def got(carrier: Any, holders: list[dict]) -> Any:
 
 def _stores(site: dict, path: str) -> bool:
     """Whether the statement at ``site`` assigns ``path``."""
-    from ..source.edits import Source, targets
+    from ..source.source_file import Source, targets
 
     source = Source.read(site["file"])
     statement = source.statement_at(site["line"]) if source else None
@@ -134,7 +134,7 @@ def _entry_stores(scope: ast.AST, source: Any, name: str) -> list[tuple[ast.stmt
     """The statements of ``scope`` that store an entry of the container of ``name`` (an entry,
     ``self.cache["ade"]``) under a key the source computes (``self.cache[self.dataset]``),
     each with its target as written."""
-    from ..source.edits import path_of
+    from ..source.source_file import path_of
 
     container = name.split("[")[0]
     found = []
@@ -148,7 +148,7 @@ def _entry_stores(scope: ast.AST, source: Any, name: str) -> list[tuple[ast.stmt
 def _stores_entry_later(site: dict, name: str) -> bool:
     """Whether the function running at ``site`` stores an entry of ``name``'s container after
     the line it runs at (``self.cache[key] = feats`` after ``feats = self.encode(...)``)."""
-    from ..source.edits import Source
+    from ..source.source_file import Source
 
     source = Source.read(site["file"])
     return source is not None and any(
@@ -160,7 +160,7 @@ def _global_in(site: dict, name: str) -> bool:
     """Whether ``name`` is a global of the function running at ``site`` (neither an argument
     nor a local of it)."""
     from ..source.bound_names import binds
-    from ..source.edits import Source
+    from ..source.source_file import Source
 
     source = Source.read(site["file"])
     return source is not None and not binds(source.scope_at(site["line"]), name)
@@ -170,7 +170,7 @@ def _argument_of(site: dict, name: str) -> bool:
     """Whether ``name`` is an argument of the function running at ``site`` (a state handed in
     and bound again there is the caller's to change, where it hands it in)."""
     from ..source.bound_names import arguments_of
-    from ..source.edits import Source
+    from ..source.source_file import Source
 
     source = Source.read(site["file"])
     return source is not None and \
@@ -187,7 +187,7 @@ def kept(carrier: Any) -> Any:
     hook.features``), and so where the name is assigned later from an object whose method
     ``got`` called (``int_mat = data.frac.int_mat`` after ``x = data.next_batch()``). Unchanged when ``got`` assigns the name itself, or when no one such
     assignment is found."""
-    from ..source.edits import Source, path_of, targets
+    from ..source.source_file import Source, path_of, targets
 
     got, name = carrier.got, carrier.shown or carrier.name
     source = Source.read(got["file"]) if got else None
@@ -245,7 +245,7 @@ def _running(frames: list[dict], holder: dict) -> dict | None:
 def _entry_written_at(site: dict, name: str) -> str:
     """The target as the statement at ``site`` writes it when it stores the entry ``name``
     (``self.ab["cpu"]``) under a key it computes (``self.ab[device_key] = ...``), else ""."""
-    from ..source.edits import Source
+    from ..source.source_file import Source
 
     source = Source.read(site["file"]) if "[" in name else None
     made = source.statement_at(site["line"]) if source else None

@@ -9,7 +9,8 @@ from __future__ import annotations
 import ast
 
 from ..source.backward_calls import backward_subject
-from ..source.edits import Plan, Source, path_of
+from ..source.edits import Plan
+from ..source.source_file import Source, path_of
 from ..fixes.rules import BACKWARD, Fix, one_fix, with_keyword
 from ..fixes.rules_in_turn import with_retained_graph
 

@@ -123,7 +123,7 @@ def _appends_made(put: dict, made: dict) -> bool:
     """Whether the statement ``put`` appends (extends, inserts) the very name that the
     statement ``made`` assigned, later in the same function (``buffer.append(loss)`` after
     ``loss = criterion(out, y)``), no other assignment of that name coming between."""
-    from ..source.edits import Source, path_of, targets
+    from ..source.source_file import Source, path_of, targets
 
     source = Source.read(put["file"])
     if source is None or made["file"] != put["file"] or made["line"] >= put["line"]:
@@ -144,7 +144,7 @@ def in_a_hook(site: dict) -> bool:
     """Whether the statement ``site`` lies in a function that its file registers as a module's
     forward hook (``layer.register_forward_hook(keep)``; ``self.keep`` for a method): torch
     runs it after the module's forward, on what that call made."""
-    from ..source.edits import Source, path_of
+    from ..source.source_file import Source, path_of
 
     source = Source.read(site["file"])
     scope = source.scope_at(site["line"]) if source else None
@@ -161,7 +161,7 @@ def put_in(file: str, root: str, line: int = 0) -> dict | None:
     ``root`` (an attribute matched by its last part, from any object: ``writer.bank`` for
     ``self.bank``; a plain name in the scope of ``line``), as a site dict, with the list's
     ``name`` as that statement writes it; None when there is none or more than one."""
-    from ..source.edits import Source, path_of
+    from ..source.source_file import Source, path_of
 
     source = Source.read(file)
     if source is None:

@@ -10,7 +10,8 @@ import ast
 import re
 from typing import Any
 
-from ..source.edits import Plan, Source, path_of
+from ..source.edits import Plan
+from ..source.source_file import Source, path_of
 from ..fixes.rules import Fix, one_fix
 from .held_names import held_as, recorded_names
 from ..fixes.state_start import reads_parameter

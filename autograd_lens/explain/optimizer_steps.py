@@ -34,7 +34,8 @@ from typing import Any, NamedTuple
 
 import torch
 
-from ..lens.history import _CALLERS_SKIP, newest_number, sequence
+from ..lens.history import _CALLERS_SKIP
+from ..lens.sequence_numbers import newest_number, sequence
 
 KEPT = 256  # the newest steps kept (a long run takes many)
 

@@ -1,6 +1,6 @@
 """The diagnosis said from the replay's recorded evidence (see :mod:`autograd_lens.run.record`).
 
-The first run's :class:`~autograd_lens.explain.situation.Finding` names the carriers from the live graph
+The first run's :class:`~autograd_lens.explain.finding.Finding` names the carriers from the live graph
 and the source at the failure. :func:`amend` makes every statement about what *happened* from
 what the replay recorded instead:
 

@@ -45,7 +45,7 @@ def _made_before_training(carrier: Any, evidence: dict) -> bool:
     that freed the graph, as recorded (a training step's function called by a loop: a tensor
     computed up front and reused by the loop's steps, not a batch a generator makes in each
     round, nor two losses of one forward)."""
-    from ..source.edits import Source
+    from ..source.source_file import Source
 
     built = ((evidence.get("node") or {}).get("built") or {})
     got = carrier.got
@@ -88,7 +88,7 @@ def _first_run_of_the_failing_call(carrier: Any, evidence: dict) -> bool:
 def _entered_statements(evidence: dict) -> list[tuple[Any, Any]]:
     """(source, statement) of each statement where the recording shows an older value entering
     the failing graph, each file read once."""
-    from ..source.edits import Source
+    from ..source.source_file import Source
 
     sources = {site["file"]: Source.read(site["file"]) for site in evidence.get("entered") or ()}
     return [(source, statement) for site in evidence.get("entered") or ()
@@ -154,7 +154,7 @@ def _made_in_an_earlier_pass(carrier: Any, evidence: dict) -> bool:
     statement of that loop too: a value of an earlier pass of that loop, kept into this one,
     not a tensor computed once before the loop (nor one made before it that computes a part
     lazily on its first use in the loop, as a distribution its logits)."""
-    from ..source.edits import Source
+    from ..source.source_file import Source
 
     node, at = evidence.get("node") or {}, evidence.get("at") or {}
     built, freed = node.get("built") or {}, node.get("freed_by") or {}
@@ -182,7 +182,7 @@ def _kept_before_loop(carrier: Any, evidence: dict) -> bool:
     it (``targ = hook.features``) at the program's top level, outside every loop, and the
     failing call in a loop of that file after it: one tensor, assigned once, that every pass of
     the loop reads again (whatever made its node, earlier)."""
-    from ..source.edits import Source
+    from ..source.source_file import Source
 
     kept, at = carrier.kept, evidence.get("at") or {}
     if not kept or kept["file"] != at.get("file") or not at.get("line"):

@@ -16,7 +16,8 @@ from functools import cached_property
 from typing import Any
 
 from ..lens.graph import breadth_first, node_name
-from ..lens.history import Call, alive_roots
+from ..lens.history import Call
+from ..lens.sequence_numbers import alive_roots
 from ..predict.verdict import through_weights
 from .scene_graph import (_earlier_in, _run_by_checkpoint, after_inner_step, critic, critic_step,
                           kept_on_module)

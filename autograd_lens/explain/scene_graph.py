@@ -12,7 +12,8 @@ import torch
 import torch.utils.checkpoint
 
 from ..lens.graph import node_name
-from ..lens.history import Call, sequence
+from ..lens.history import Call
+from ..lens.sequence_numbers import sequence
 from ..predict.verdict import _VIEWS, _weights, leaves_of
 
 _MODULES_LIMIT = 2000  # modules looked into for a holder of the old graph

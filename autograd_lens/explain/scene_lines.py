@@ -10,9 +10,10 @@ from typing import Any
 
 from ..source.backward_calls import NAMES, backward_subject, scaled_target
 from ..source.candidates import NOT_USERS
-from ..source.edits import Source
-from ..source.reads import function_at, innermost_loop, path_of, source_tree
-from ..source.source_writes import _in_place
+from ..source.source_file import Source
+from ..source.reads import function_at, innermost_loop, source_tree
+from ..source.paths import path_of
+from ..source.in_place_ops import in_place
 
 
 def _subject(source: Source, line: int) -> tuple[ast.stmt, ast.expr] | None:
@@ -169,7 +170,7 @@ def made_once(owner: Any, attribute: str) -> bool:
                 continue
             if any(_assigns(n, attribute) for n in ast.walk(scope)):
                 places.add(name)
-            if any(f"self.{attribute}" in _in_place(s) for s in ast.walk(scope)
+            if any(f"self.{attribute}" in in_place(s) for s in ast.walk(scope)
                    if isinstance(s, ast.stmt)):
                 places.add(name + " (in place)")  # self.bank[idx] = ..., self.bank.mul_(...)
     return places == {"__init__"}

@@ -30,7 +30,8 @@ import ast
 import dataclasses
 from typing import Any
 
-from ..source.edits import Plan, Source
+from ..source.edits import Plan
+from ..source.source_file import Source
 from .held_names import function_of, recorded_names
 from ..fixes.rules import Fix, one_fix
 from ..fixes.rules_in_turn import with_retained_graph
@@ -87,7 +88,7 @@ def _made_as(carriers: list, evidence: dict, freed: dict) -> list:
     it: ``losses["critic"].backward()``); else ``carriers``."""
     from ..source.backward_calls import backward_subject
     from .carrier import Carrier
-    from ..source.edits import targets
+    from ..source.source_file import targets
     from ..fixes.rules import BACKWARD
 
     built, at = (evidence.get("node") or {}).get("built") or {}, evidence.get("at") or {}

@@ -23,7 +23,8 @@ import ast
 
 from ..source.backward_calls import backward_subject
 from .held_names import held_in, recorded_names
-from ..source.edits import Plan, Source, is_none_test, targets
+from ..source.edits import Plan
+from ..source.source_file import Source, is_none_test, targets
 from ..fixes.rules import BACKWARD, Fix, one_fix
 
 

@@ -23,18 +23,17 @@ from typing import Any, Iterator
 
 import torch
 
-from ..lens.graph import breadth_first, children, node_name, stale_slots
+from ..lens.graph import node_name
 from ..source.places import place
 from .optimizer_steps import step_after
 from ..source.source_writes import built_before, op_on, op_recorded, own_write, step_of, weight_op
 from ..source.write_order import module_made_in_place, op_after_build
+from .written_nodes import (base_writers, leaves_under, past_views, reaches, writers,
+                            written_after)
 
 _MESSAGE = re.compile(r"\[(?P<kind>[\w.]+) \[(?P<shape>[\d, ]*)\]\](?:, which is output \d+ of "
                       r"(?P<op>[\w:]+),)? is at version (?P<now>\d+); expected version "
                       r"(?P<then>\d+)")
-_VIEWS = ("TBackward", "ViewBackward", "TransposeBackward", "PermuteBackward", "ExpandBackward",
-          "UnsqueezeBackward", "SqueezeBackward", "AsStridedBackward", "SelectBackward",
-          "SliceBackward", "UnsafeViewBackward", "ReshapeAliasBackward", "AliasBackward")
 
 
 @dataclass(frozen=True)
@@ -113,45 +112,6 @@ def _parsed(error: BaseException) -> dict[str, Any] | None:
             "op": (match.group("op") or "").split("::")[-1]}  # torch::autograd::CopySlices
 
 
-def stale_nodes(order: list[Any], state: str) -> list[tuple[Any, str]]:
-    """The nodes of ``order`` holding a saved tensor in ``state`` (``"modified"`` since saved, or
-    ``"freed"``), each with its first such slot, in the order given."""
-    found = []
-    for node in order:
-        try:
-            slots = stale_slots(node)[1]
-        except RuntimeError:
-            continue
-        found += [(node, s.name) for s in slots if s.state == state][:1]
-    return found
-
-
-def written_nodes(order: list[Any]) -> list[tuple[Any, str]]:
-    """The nodes of this graph holding a saved tensor modified since saved, with the slot."""
-    return stale_nodes(order, "modified")
-
-
-def _past_views(node: Any) -> list[Any]:
-    """The nodes whose outputs ``node`` takes, reached past views (a weight's transpose, a
-    reshape): leaves' nodes (holding ``variable``) and the nodes that made the other tensors."""
-    found, todo = [], list(children(node))
-    while todo:
-        child = todo.pop()
-        if child is None:
-            continue
-        if node_name(child).startswith(_VIEWS):
-            todo += children(child)
-        else:
-            found.append(child)
-    return found
-
-
-def _leaves_under(node: Any) -> list[torch.Tensor]:
-    """The leaf tensors ``node`` takes, directly or through views (a weight's transpose)."""
-    return [c.variable for c in _past_views(node)
-            if isinstance(getattr(c, "variable", None), torch.Tensor)]
-
-
 def _matches(tensor: Any, facts: dict[str, Any]) -> bool:
     return isinstance(tensor, torch.Tensor) and tensor._version == facts["now"] and \
         tensor.numel() == facts["numel"]
@@ -200,53 +160,9 @@ def _holder(leaf: torch.Tensor, frames: list[Any]) -> tuple[str, Any]:
     return module, optimizer
 
 
-def _reaches(tensor: torch.Tensor, node: Any) -> bool:
-    start = tensor.grad_fn
-    if start is None:
-        return False
-    near = breadth_first([start], stop=lambda n: n is node)
-    return node in near[:64]
-
-
-def _writers(order: list[Any], op: str) -> set[str]:
-    """The names (without their number) of the nodes that took, as their input, a tensor that
-    a node named ``op`` made: where that tensor was written in place, one of these recorded the
-    write (``h += x`` after ``h = sigmoid(...)``: ``AddBackward`` over ``SigmoidBackward0``; a
-    view's base written in place records a ``CopySlices``). When the message names the op
-    without ``Backward`` (``output 0 of Relu``), the tensor is the output of an in-place op
-    (``code.relu_()``), whose own node recorded the write."""
-    made = {n for n in order if op and node_name(n).startswith(op) and
-            node_name(n)[len(op):].rstrip("0123456789") in ("", "Backward")}
-    found = {node_name(n).rstrip("0123456789") for n in order
-             if any(c in made for c in children(n))}
-    if op == "AsStrided":  # a view: a write into it, or into its base, is a CopySlices
-        found |= {"CopySlices"} & {node_name(n) for n in order}
-    if op and not op.endswith("Backward"):  # "output 0 of Relu": the write itself (relu_())
-        found.add(op + "Backward")
-    return found
-
-
 def _makers(node: Any) -> set[Any]:
     """The nodes that made the tensors ``node`` takes (not leaves), reached past views."""
-    return {c for c in _past_views(node) if not hasattr(c, "variable")}
-
-
-def _written_after(tensor: torch.Tensor, node: Any, makers: set[Any]) -> bool:
-    """Whether ``tensor`` is the output of an in-place write of a tensor ``node`` took (its
-    node takes that tensor's maker, one of ``makers``, as its input: ``attn.masked_fill_(...)``
-    after ``attn @ v`` saved ``attn``)."""
-    start = tensor.grad_fn
-    return start is not None and start is not node and any(c in makers for c in children(start))
-
-
-def _base_writers(order: list[Any], node: Any, makers: set[Any]) -> set[str]:
-    """The names (without their number) of the nodes that took, as their input, a tensor that
-    ``node`` saved, reached past views (its maker is one of ``makers``): a tensor written in
-    place after ``node`` saved a view of it (``emb *= keep`` after a linear layer read ``emb``
-    reshaped) is, from then on, the output of the write's node, which takes the tensor's maker
-    as its input."""
-    return {node_name(n).rstrip("0123456789") for n in order if n is not node and
-            not node_name(n).startswith(_VIEWS) and any(c in makers for c in children(n))}
+    return {c for c in past_views(node) if not hasattr(c, "variable")}
 
 
 def find_write(error: BaseException, written: list[tuple[Any, str]],
@@ -261,7 +177,7 @@ def find_write(error: BaseException, written: list[tuple[Any, str]],
         return None
     node, slot = written[0]
     versions = (facts["then"], facts["now"])
-    for leaf in _leaves_under(node):
+    for leaf in leaves_under(node):
         if _matches(leaf, facts) and leaf.requires_grad:
             module, optimizer = _holder(leaf, frames)
             if steps is not None:
@@ -280,8 +196,8 @@ def find_write(error: BaseException, written: list[tuple[Any, str]],
     held = None  # a name of the program that holds the written tensor, with no write of its own
     makers = _makers(node)
     for path, value, frame in _named(frames):
-        if _matches(value, facts) and (value.grad_fn is None or _reaches(value, node) or
-                                       _written_after(value, node, makers)):
+        if _matches(value, facts) and (value.grad_fn is None or reaches(value, node) or
+                                       written_after(value, node, makers)):
             leaf = bool(value.requires_grad and value.is_leaf)
             found = op_after_build(path, frames) or op_on(path, frames)
             if found is not None:  # named as the line that writes it does (self.queue)
@@ -289,7 +205,7 @@ def find_write(error: BaseException, written: list[tuple[Any, str]],
                              versions)
             held = held or Write(node_name(node), slot, path, leaf, "op", versions=versions)
     # written under another name, in a function that has returned (squashed = gate.sigmoid_())
-    found = op_recorded(_writers(order, facts["op"]) | _base_writers(order, node, makers), frames)
+    found = op_recorded(writers(order, facts["op"]) | base_writers(order, node, makers), frames)
     if found is not None:
         return Write(node_name(node), slot, found[4], False, "op", *found[:4], versions)
     found = module_made_in_place(facts["op"], frames)

@@ -18,7 +18,8 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from ..source.edits import Plan, Source, path_of, targets
+from ..source.edits import Plan
+from ..source.source_file import Source, path_of, targets
 from ..source.backward_calls import backward_subject
 from .hook_lists import clear_before_forward
 from .kept_stores import emptied_when, read_by_key

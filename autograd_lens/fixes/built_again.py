@@ -22,7 +22,8 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from ..source.edits import Plan, Source, path_of, targets
+from ..source.edits import Plan
+from ..source.source_file import Source, path_of, targets
 from .rules import Case, Fix, failed_call, one_fix, receiver, recompute
 from .simultaneous import (one_graph_two_gradients, step_after_for_the_next, step_moved_after,
                            steps_after_the_loop)

@@ -24,7 +24,8 @@ import re
 from typing import Any
 
 from ..source.edit_guards import already_detached, bound_elsewhere, computed_once
-from ..source.edits import Plan, Source, is_none_test, path_of, targets
+from ..source.edits import Plan
+from ..source.source_file import Source, is_none_test, path_of, targets
 from ..source.backward_calls import backward_subject
 from .same_role import same_role
 from .state_start import learned_start

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import ast
 
-from ..source.edits import Source, path_of
+from ..source.source_file import Source, path_of
 
 
 def _optimizers_of(source: Source) -> dict[str, str]:

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import ast
 
-from ..source.edits import Plan, Source, is_none_test
+from ..source.edits import Plan
+from ..source.source_file import Source, is_none_test
 from .state_start import stores_after
 from .rules import Case, Fix, detach_lines, failed_call, one_fix
 

@@ -17,10 +17,12 @@ from __future__ import annotations
 import ast
 
 from ..source.edit_guards import differentiates
-from ..source.edits import Plan, Source, path_of
+from ..source.edits import Plan
+from ..source.source_file import Source, path_of
 from .same_role import passed_later
 from .critic_reads import critic_reads
-from .rules import Case, Fix, one_fix, recompute, top_carrier, sum_losses
+from .rules import Case, Fix, one_fix, recompute, top_carrier
+from .call_order import sum_losses
 
 
 def detach_reads_before(case: Case) -> list[Fix]:

@@ -14,7 +14,8 @@ import ast
 from typing import Any
 
 from ..source.backward_calls import backward_subject
-from ..source.edits import Plan, Source, path_of
+from ..source.edits import Plan
+from ..source.source_file import Source, path_of
 from .rules import BACKWARD, Fix, one_fix
 
 

@@ -11,7 +11,7 @@ candidate: run before it is called the fix.
 
 from __future__ import annotations
 
-from ..source.edits import Source
+from ..source.source_file import Source
 from .rules import GRAD, Fix, one_fix
 from .rules_in_turn import with_retained_graph
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import ast
 
-from ..source.edits import Plan, Source, path_of
+from ..source.edits import Plan
+from ..source.source_file import Source, path_of
 from .rules import Case, Fix, one_fix, top_carrier
 
 _FILL = ("append", "extend", "insert")

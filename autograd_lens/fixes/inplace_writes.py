@@ -26,7 +26,8 @@ import re
 
 import torch
 
-from ..source.edits import Plan, Source, path_of
+from ..source.edits import Plan
+from ..source.source_file import Source, path_of
 from .rules import Case, Fix, one_fix
 from .write_copies import _copy_before, _part_reads, _written_into_a_copy
 from .library_writes import _not_in_place, _read_as_copies

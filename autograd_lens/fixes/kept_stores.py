@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import ast
 
-from ..source.edits import Plan, Source, path_of
+from ..source.edits import Plan
+from ..source.source_file import Source, path_of
 
 _EMPTY = ("clear", "pop", "popleft", "popitem", "remove")
 

@@ -22,7 +22,8 @@ import re
 from typing import Any
 
 from ..source.edit_guards import returned_after
-from ..source.edits import Plan, Source, targets
+from ..source.edits import Plan
+from ..source.source_file import Source, targets
 from .kept_stores import detach_where_stored, read_by_key
 from .carried_state import _fill_test, _fill_while_training, detach_state
 from .rules import Case, Fix, detach_lines, failed_call, one_fix, top_carrier, with_helper

@@ -13,7 +13,8 @@ from __future__ import annotations
 import ast
 import re
 
-from ..source.edits import Plan, Source, path_of
+from ..source.edits import Plan
+from ..source.source_file import Source, path_of
 
 
 def differentiated(source: Source, scope: ast.AST, container: str) -> bool:

@@ -20,7 +20,8 @@ import inspect
 
 import torch
 
-from ..source.edits import _SIMPLE, Plan, Source, path_of
+from ..source.edits import Plan
+from ..source.source_file import _SIMPLE, Source, path_of
 from .rules import Fix, one_fix
 
 

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import ast
 
-from ..source.edits import Plan, Source, path_of
+from ..source.edits import Plan
+from ..source.source_file import Source, path_of
 from .rules import Fix, one_fix, with_keyword
 
 _CHECKPOINTS = ("checkpoint", "checkpoint_sequential")

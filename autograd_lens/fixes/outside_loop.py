@@ -22,7 +22,8 @@ import re
 from typing import Any
 
 from ..source.edit_guards import from_inner_step, reads_kept_value, snapshot
-from ..source.edits import Plan, Source, is_none_test
+from ..source.edits import Plan
+from ..source.source_file import Source, is_none_test
 from .kept_values import _kept_where_made, detach_stored
 from .rules import Case, Fix, detach_lines, one_fix, recompute, recomputed, top_carrier, \
     with_helper

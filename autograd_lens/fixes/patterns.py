@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import accumulated, built_again, carried_state, detached_reads, inplace_writes, \
-    kept_values, outside_loop, rules
+from . import accumulated, built_again, call_order, carried_state, detached_reads, inplace_writes, \
+    kept_values, outside_loop
 from ..source.edit_types import fits
 from .state_objects import state_fix
 from .rules import Case, Fix, Rule
@@ -103,7 +103,7 @@ PATTERNS: dict[str, Pattern] = {p.key: p for p in (
             "the first backward or autograd.grad call if two passes through one graph are really "
             "wanted)",
             ("01_backward_twice", "14_grad_then_backward", "11_higher_order_gradients"),
-            rule=rules.rerun_or_retain, proofs=("backward_twice", "backward_twice_closure"),
+            rule=call_order.rerun_or_retain, proofs=("backward_twice", "backward_twice_closure"),
             across_step=_NO_RETAIN),
     Pattern("modified_in_place", "a weight a node saved, changed by optimizer.step() before "
             "the backward through that node",
@@ -165,7 +165,7 @@ PATTERNS: dict[str, Pattern] = {p.key: p for p in (
             "(D(fake.detach()) in a GAN's discriminator step); recompute what was computed "
             "outside the loop",
             ("02_two_losses_one_forward", "12_gan_discriminator", "13_tensor_outside_loop"),
-            rule=rules.sum_losses, proofs=("shared_trunk", "shared_trunk_across_step"),
+            rule=call_order.sum_losses, proofs=("shared_trunk", "shared_trunk_across_step"),
             across_step="compute the shared part again after optimizer.step() for the second "
                         "loss; summing the losses would drop the first step, and "
                         "retain_graph=True would meet the weights the step changed in place"),
@@ -184,7 +184,7 @@ PATTERNS: dict[str, Pattern] = {p.key: p for p in (
             "pass retain_graph=True to autograd.grad (create_graph=True if the gradient is part "
             "of the loss), or compute the loss again before backward",
             ("14_grad_then_backward", "01_backward_twice"),
-            rule=rules.retain_on_grad, proofs=("grad_then_backward",),
+            rule=call_order.retain_on_grad, proofs=("grad_then_backward",),
             across_step="compute the loss again after optimizer.step() and before backward; "
                         "retain_graph=True on autograd.grad would not do, since the step changes "
                         "in place the weights the graph saved"),
@@ -194,24 +194,24 @@ PATTERNS: dict[str, Pattern] = {p.key: p for p in (
             "penalty); pass retain_graph=True when the loss only goes through the same graph "
             "again",
             ("11_higher_order_gradients", "14_grad_then_backward"),
-            rule=rules.grad_keeps_graph, proofs=("higher_order_penalty", "higher_order_again")),
+            rule=call_order.grad_keeps_graph, proofs=("higher_order_penalty", "higher_order_again")),
     Pattern("meta_learning", "an inner gradient step on the weights without create_graph=True, "
             "then an outer loss through the inner graph",
             "pass create_graph=True to the inner autograd.grad (second-order); for first-order, "
             "keep the inner gradients as they are (without create_graph they carry no graph) "
             "and compute again, or drop, the inner-loss term that the outer loss reuses",
             ("20_meta_learning",),
-            rule=rules.second_order, proofs=("meta_learning",)),
+            rule=call_order.second_order, proofs=("meta_learning",)),
     Pattern("checkpoint", "backward a second time through a checkpointed region",
             "run the forward again before the second backward, or pass retain_graph=True to the "
             "first one",
             ("18_checkpoint",),
-            rule=rules.rerun_or_retain, proofs=("checkpoint",), across_step=_NO_RETAIN),
+            rule=call_order.rerun_or_retain, proofs=("checkpoint",), across_step=_NO_RETAIN),
     Pattern("custom_function", "backward a second time through a custom autograd.Function",
             "run the forward again before the second backward, or pass retain_graph=True to the "
             "first one; do not read ctx.saved_tensors after backward",
             ("17_custom_function",),
-            rule=rules.rerun_or_retain, proofs=("custom_function",),
+            rule=call_order.rerun_or_retain, proofs=("custom_function",),
             across_step=_NO_RETAIN + "; do not read ctx.saved_tensors after backward"),
     Pattern("two_networks", "one network's output fed to a second network after the first "
             "network's backward went through it",

@@ -18,7 +18,8 @@ from __future__ import annotations
 import ast
 
 from ..source.backward_calls import backward_subject, scaled_target
-from ..source.edits import Plan, Source
+from ..source.edits import Plan
+from ..source.source_file import Source
 
 SUMMED = ("one backward of the summed losses in place of the loop: the shared part gets the sum "
           "of every loss's gradient")

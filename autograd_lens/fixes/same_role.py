@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 
-from ..source.edits import Source, path_of
+from ..source.source_file import Source, path_of
 
 
 def _places(statement: ast.AST, path: str) -> set[tuple[str, int]]:

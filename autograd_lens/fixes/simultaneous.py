@@ -27,7 +27,8 @@ from __future__ import annotations
 import ast
 
 from ..source.backward_calls import backward_subject
-from ..source.edits import Plan, Source
+from ..source.edits import Plan
+from ..source.source_file import Source
 from .rules import BACKWARD, GRAD, same_block, with_keyword
 
 _SIMPLE = (ast.Expr, ast.Assign, ast.AugAssign)

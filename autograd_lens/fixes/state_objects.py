@@ -16,7 +16,8 @@ import dataclasses
 import re
 from typing import Any
 
-from ..source.edits import Plan, Source
+from ..source.edits import Plan
+from ..source.source_file import Source
 from ..source.library_objects import library_state
 from .rules import Fix, one_fix
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 
 from ..source.edit_guards import _no_grad
-from ..source.edits import Source, path_of
+from ..source.source_file import Source, path_of
 
 
 def learned_start(source: Source, path: str, at: ast.stmt) -> bool:

@@ -19,7 +19,8 @@ from __future__ import annotations
 import ast
 import re
 
-from ..source.edits import _SIMPLE, Plan, Source, _same, _walk_scope, path_of, targets
+from ..source.edits import Plan
+from ..source.source_file import _SIMPLE, Source, _same, _walk_scope, path_of, targets
 from .rules import Fix, one_fix
 
 

@@ -28,7 +28,8 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from .graph import SavedSlot, breadth_first
-from .history import Call, alive_roots, sequence
+from .history import Call
+from .sequence_numbers import alive_roots, sequence
 
 
 class Failure(NamedTuple):

@@ -13,7 +13,8 @@ import torch
 from torch.autograd.graph import Node
 
 from ..lens.graph import SavedSlot, breadth_first, children, node_name
-from ..lens.history import old_nodes, recorded_calls, sequence
+from ..lens.history import recorded_calls
+from ..lens.sequence_numbers import old_nodes, sequence
 from .frame_suspects import named_tensors
 from .report import PATTERNS, Pattern, Suspect
 from .suspects import judge_suspects

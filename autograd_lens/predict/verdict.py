@@ -15,7 +15,8 @@ from typing import Any, NamedTuple
 import torch
 
 from ..lens.graph import breadth_first, children, is_custom_function, node_name, stale_slots
-from ..lens.history import Call, sequence
+from ..lens.history import Call
+from ..lens.sequence_numbers import sequence
 
 
 class Suspected(NamedTuple):

@@ -12,7 +12,8 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from ..lens.errors import error_kind
-from ..explain.situation import Finding, explain
+from ..explain.finding import Finding
+from ..explain.situation import explain
 from .thread_state import State
 from .user_frames import first_user_frame, user_frames
 

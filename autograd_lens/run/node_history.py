@@ -6,7 +6,7 @@ from __future__ import annotations
 import bisect
 from typing import Any
 
-from ..explain.writes import stale_nodes
+from ..explain.written_nodes import stale_nodes
 from ..lens.graph import children
 from .record import Log
 

@@ -40,7 +40,7 @@ def refusal(environ: Mapping[str, str]) -> str | None:
 
 class Replayed(dict):
     """The replay's evidence (a dict, as :mod:`autograd_lens.run.record_evidence` makes it), and in
-    :attr:`finding` the replay's own :class:`~autograd_lens.explain.situation.Finding` of the failing
+    :attr:`finding` the replay's own :class:`~autograd_lens.explain.finding.Finding` of the failing
     call: made, as the first run's is, from the program's frames there, but with every earlier
     call recorded (None when it could not be made)."""
 

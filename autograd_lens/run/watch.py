@@ -31,7 +31,7 @@ import torch
 
 from ..lens.history import (History, as_call, grad_on_parameters, make_call, start_recording,
                             stop_recording)
-from ..explain.situation import Finding
+from ..explain.finding import Finding
 from .failing_call import explain_failure, finding_of, or_inner
 from .thread_state import OtherThreads, State
 from .unseen import without_ours
@@ -46,7 +46,7 @@ _ENGINE_ARGUMENTS = ("grad_tensors", "keep_graph", "create_graph", "inputs", "al
 class Watch:
     """Record backward and ``autograd.grad`` calls; explain the one that fails.
 
-    After the error, :attr:`finding` holds the :class:`~autograd_lens.explain.situation.Finding` and
+    After the error, :attr:`finding` holds the :class:`~autograd_lens.explain.finding.Finding` and
     :attr:`error` the exception it explains; ``on_failure(finding, frame)`` (if given) is called
     at that moment, with the frame of the call that failed (the innermost of the program's).
     """

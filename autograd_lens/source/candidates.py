@@ -23,7 +23,7 @@ import torch
 
 from ..lens.history import LIBRARY_DIRS
 from .library_objects import library_state, made_state
-from .reads import item_path
+from .paths import item_path
 
 # Files that are not the user's: the standard library, installed packages, PyTorch, this package.
 NOT_USERS = tuple({sysconfig.get_paths()[k] for k in ("stdlib", "purelib", "platlib")}) + LIBRARY_DIRS

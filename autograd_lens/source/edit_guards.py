@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import ast
 
-from .edits import Source, path_of, targets
+from .source_file import Source, path_of, targets
 
 _FACTORIES = {"randn", "rand", "randint", "randperm", "zeros", "ones", "full", "empty", "eye",
               "arange", "linspace", "tensor", "as_tensor", "from_numpy", "normal", "zeros_like",

@@ -25,8 +25,9 @@ import torch
 from .candidates import NOT_USERS, Candidate
 from ..lens.history import Call
 from .library_objects import library_class
-from .reads import (Use, first_read, function_at, innermost_loop, overlaps,
-                            reads_of_attribute, source_tree, step_uses, uses_of)
+from .reads import (Use, first_read, function_at, innermost_loop, reads_of_attribute,
+                    source_tree, step_uses, uses_of)
+from .paths import overlaps
 
 
 @dataclass(frozen=True)

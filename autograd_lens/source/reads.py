@@ -6,7 +6,8 @@ A variable that carries an old graph into a training step is, in the source, one
 the order Python evaluates them, cuts out the part that runs in one step, and answers "is this
 path read before it is assigned here, and on which line?".
 
-A *path* is a name as written: ``h``, ``self.h``, ``outputs['loss']``, ``buffer[3]``.
+A *path* is a name as written: ``h``, ``self.h``, ``outputs['loss']``, ``buffer[3]`` (see
+:mod:`~autograd_lens.source.paths`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ import ast
 import functools
 import linecache
 from typing import NamedTuple
+
+from .paths import overlaps, path_of
 
 # Calls that put something into a container without reading its tensors into this step.
 MUTATORS = frozenset({"append", "extend", "insert", "clear", "pop", "add", "update",
@@ -40,47 +43,6 @@ class Use(NamedTuple):
     alias: str = ""  # for ``value = value_next``: the path whose value it takes
     branch_end: int = 0  # an assignment under an ``if``: the last line of that ``if``
     part: bool = False  # an assignment into part of the value (``x[i] = v``), named by ``x``
-
-
-def path_of(node: ast.AST, *, exact: bool = False) -> str | None:
-    """``h``, ``self.h``, ``out['loss']``, ``buf[3]``, ``buf[-1]``; None for anything else. An
-    entry whose key is not a constant (``buf[i]``) is named by its container (``buf``), or None
-    when ``exact``."""
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        base = path_of(node.value, exact=exact)
-        return None if base is None else f"{base}.{node.attr}"
-    if isinstance(node, ast.Subscript):
-        base = path_of(node.value, exact=exact)
-        if base is None:
-            return None
-        key = _constant_key(node.slice)
-        if key is not None:
-            return item_path(base, key)
-        return None if exact else base
-    return None
-
-
-def _constant_key(key: ast.AST) -> int | str | None:
-    """A key written as a constant: ``3``, ``"loss"``, or an entry from the end (``-1``)."""
-    if isinstance(key, ast.UnaryOp) and isinstance(key.op, ast.USub) and \
-            isinstance(key.operand, ast.Constant) and type(key.operand.value) is int:
-        return -key.operand.value
-    if isinstance(key, ast.Constant) and isinstance(key.value, (int, str)):
-        return key.value
-    return None
-
-
-def item_path(base: str, key: int | str) -> str:
-    """``buffer[3]``, ``outputs["loss"]``."""
-    return f'{base}["{key}"]' if isinstance(key, str) else f"{base}[{key}]"
-
-
-def overlaps(a: str, b: str) -> bool:
-    """Whether one path is the other or lies inside it (``self`` and ``self.h``)."""
-    short, long_ = (a, b) if len(a) <= len(b) else (b, a)
-    return long_ == short or long_.startswith(short + ".") or long_.startswith(short + "[")
 
 
 class _Reader:

@@ -15,9 +15,11 @@ from typing import Any, Iterator
 
 from .backward_calls import backward_subject
 from .candidates import NOT_USERS
-from .reads import function_at, path_of, source_tree
-from .source_writes import _functions, _last_before, _made_in_place, _statements, built_before, \
-    first_line, writer_of
+from .reads import function_at, source_tree
+from .paths import path_of
+from .source_writes import built_before, writer_of
+from .function_search import functions, last_before, statements, first_line
+from .in_place_ops import made_in_place
 
 def op_after_build(path: str, frames: list[Any]) -> tuple | None:
     """Where the program writes ``path`` in place on a line that ran after the failing root was
@@ -26,16 +28,16 @@ def op_after_build(path: str, frames: list[Any]) -> tuple | None:
     writes = writer_of(path)
     called: set[str] = set()
     for filename, scope, lines in _after_build(frames):
-        hits = [s for s in _statements(scope) if s.lineno in lines and writes(s)]
+        hits = [s for s in statements(scope) if s.lineno in lines and writes(s)]
         if hits:  # written by the failing function itself, after the root was built
             return filename, hits[-1].lineno, getattr(scope, "name", "<module>"), \
                 first_line(filename, hits[-1]), writes(hits[-1])
-        called |= {(path_of(n.func) or "").split(".")[-1] for s in _statements(scope)
+        called |= {(path_of(n.func) or "").split(".")[-1] for s in statements(scope)
                    if s.lineno in lines for n in ast.walk(s) if isinstance(n, ast.Call)}
     called.discard("")
-    for filename, scope, line in _functions(frames) if called else ():
+    for filename, scope, line in functions(frames) if called else ():
         hit = None if line or getattr(scope, "name", "") not in called else \
-            _last_before(scope, 0, writes)
+            last_before(scope, 0, writes)
         if hit is not None:
             return filename, hit.lineno, scope.name, first_line(filename, hit), writes(hit)
     return None
@@ -61,7 +63,7 @@ def _root_at(scope: ast.AST, line: int) -> str:
     """The root that the statement at ``line`` backwards from: ``loss`` in ``loss.backward()``,
     ``scaler.scale(loss).backward()`` or ``torch.autograd.grad(loss, ...)`` ("" when it calls no
     backward)."""
-    for statement in _statements(scope):
+    for statement in statements(scope):
         if statement.lineno != line:
             continue
         for node in ast.walk(statement):
@@ -86,16 +88,16 @@ def module_made_in_place(op: str, frames: list[Any]) -> tuple | None:
         return None
     op = op.rstrip("0123456789")  # "output 0 of LeakyRelu1": LeakyReluBackward1's write
     hits = {}
-    for filename, scope, _ in _functions(frames):
-        for statement in _statements(scope):
-            if any(_made_in_place(n) == op for n in ast.walk(statement)):
+    for filename, scope, _ in functions(frames):
+        for statement in statements(scope):
+            if any(made_in_place(n) == op for n in ast.walk(statement)):
                 hits[(filename, statement.lineno)] = (filename, statement.lineno,
                                                       getattr(scope, "name", "<module>"),
                                                       first_line(filename, statement))
         tree = source_tree(filename)  # made at the top of a file: nn.Sequential(nn.ReLU(...))
         for statement in tree.body if tree is not None else ():
             if not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) \
-                    and any(_made_in_place(n) == op for n in ast.walk(statement)):
+                    and any(made_in_place(n) == op for n in ast.walk(statement)):
                 hits[(filename, statement.lineno)] = (filename, statement.lineno, "<module>",
                                                       first_line(filename, statement))
     return next(iter(hits.values())) if len(hits) == 1 else None

@@ -20,8 +20,8 @@ from ..lens.after_failure import Failure
 from ..predict.diagnose import diagnose_after_failure
 from ..lens.errors import error_kind
 from ..lens.graph import breadth_first
-from ..lens.history import (Call, History, as_call, make_call, newest_number, reaches_before,
-                            start_recording, stop_recording)
+from ..lens.history import Call, History, as_call, make_call, start_recording, stop_recording
+from ..lens.sequence_numbers import newest_number, reaches_before
 from ..explain.optimizer_steps import StepLog
 from ..source.places import cell_numbers
 from ..explain.situation import _known as known_nodes  # alive nodes, where an earlier root would be

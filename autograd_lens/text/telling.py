@@ -34,7 +34,7 @@ from .report_data import report_data
 
 if TYPE_CHECKING:  # the command imports torch only when the program does
     from ..fixes.rules import Fix
-    from ..explain.situation import Finding
+    from ..explain.finding import Finding
 
 
 def _guarded() -> bool:

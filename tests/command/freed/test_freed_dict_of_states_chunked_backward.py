@@ -71,7 +71,7 @@ for t in range(9):
 def test_the_chunk_end_is_the_last_statement_of_the_backward_block(tmp_path, last, after):
     """In-process: the detach goes after the block's last statement; not after a jump that
     ends it (it would never run), nor where the block has an ``else``."""
-    from autograd_lens.source.edits import Source
+    from autograd_lens.source.source_file import Source
     from autograd_lens.fixes.rules import Case
     from autograd_lens.fixes.detach_place import _chunk_end
 
