@@ -19,7 +19,8 @@ from typing import Any, NamedTuple
 
 import torch
 
-from ..source.candidates import NOT_USERS, find_candidates
+from ..source.candidates import find_candidates
+from ..source.user_frames import users_from
 from ..source.entry import Entry, Step, entry_of
 
 Frame = Any
@@ -40,13 +41,7 @@ class Named(NamedTuple):
 
 def caller_frames() -> list[Frame]:
     """The program's frames, innermost first, from the caller of this package outwards."""
-    frames, frame = [], sys._getframe(1)
-    while frame is not None:
-        name = frame.f_code.co_filename
-        if not name.startswith(NOT_USERS) and not name.startswith("<frozen"):
-            frames.append(frame)
-        frame = frame.f_back
-    return frames
+    return users_from(sys._getframe(1))
 
 
 def named_tensors(frames: list[Frame], is_stale: Any) -> list[Named]:

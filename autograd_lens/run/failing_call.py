@@ -15,7 +15,7 @@ from ..lens.errors import error_kind
 from ..explain.finding import Finding
 from ..explain.situation import explain
 from .thread_state import State
-from .user_frames import first_user_frame, user_frames
+from ..source.user_frames import first_user_frame, user_frames
 
 if TYPE_CHECKING:
     from .watch import Watch

@@ -35,7 +35,7 @@ from ..explain.finding import Finding
 from .failing_call import explain_failure, finding_of, or_inner
 from .thread_state import OtherThreads, State
 from .unseen import without_ours
-from .user_frames import user_frames
+from ..source.user_frames import user_frames
 
 
 _OMITTED = object()  # an argument of the engine's that the caller did not give

@@ -28,7 +28,7 @@ from ..explain.situation import _known as known_nodes  # alive nodes, where an e
 from ..explain.situation import explain
 from .edit_block import edit_text
 from ..run.unseen import without_ours
-from ..run.user_frames import user_frames
+from ..source.user_frames import user_frames
 
 
 _state = threading.local()
