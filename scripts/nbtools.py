@@ -184,14 +184,14 @@ def refresh(path: Path, timeout: int = 120) -> None:
     nbformat.write(nb, path)
 
 
-def rewrite(paths: list[Path], edit, check: bool) -> list[str]:
+def rewrite(paths: list[Path], edit, check: bool) -> list[Path]:
     """Apply ``edit(nb, path)`` (True when it changed the notebook) to each notebook; write the
-    changed ones unless ``check``. The changed notebooks' paths, relative to the book's root."""
+    changed ones unless ``check``. The changed notebooks' paths."""
     changed = []
     for path in paths:
         nb = nbformat.read(path, as_version=4)
         if edit(nb, path):
-            changed.append(path.relative_to(ROOT).as_posix())
+            changed.append(path)
             if not check:
                 nbformat.write(nb, path)
     return changed

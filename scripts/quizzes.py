@@ -81,9 +81,9 @@ def main(argv: list[str]) -> int:
     scenarios = [p for p in notebook_paths() if p.parent == NOTEBOOKS]
     missing = [p for p in scenarios if not quiz_path(p).is_file()]
     changed = rewrite([p for p in scenarios if p not in missing], write_quiz_cell, check)
-    problems = [f"{p.relative_to(ROOT)}: no quiz file {quiz_path(p).relative_to(ROOT)}" if p in missing
-                else f"{p.relative_to(ROOT)}: its quiz cell " + ("differs" if check else "rewritten")
-                for p in scenarios if p in missing or p.relative_to(ROOT).as_posix() in changed]
+    problems = [f"{p.relative_to(ROOT)}: no quiz file {quiz_path(p).relative_to(ROOT)}" for p in missing]
+    problems += [f"{p.relative_to(ROOT)}: its quiz cell " + ("differs" if check else "rewritten")
+                 for p in changed]
     print("\n".join(problems) or "every quiz cell reads its quiz file")
     return 1 if check and problems else 0
 

@@ -91,7 +91,8 @@ def main(argv: list[str]) -> int:
         print("usage: python scripts/setup_cell.py [--check]", file=sys.stderr)
         return 2
     differ = ["_config.yml (repository.url)"] if write_config_url(check) else []
-    differ += rewrite(notebook_paths(), lambda nb, path: write_setup_cell(nb), check)
+    differ += [path.relative_to(ROOT).as_posix() for path in
+               rewrite(notebook_paths(), lambda nb, path: write_setup_cell(nb), check)]
     for name in differ:
         print(("differs from its source: " if check else "wrote ") + name)
     if differ and not check:
