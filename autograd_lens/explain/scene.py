@@ -41,7 +41,8 @@ class Scene:
             and the old part was made by other weights (the generator).
         critic_step: the earlier backward was such a critic's own step: weights that its graph
             took on inputs of its own (a discriminator on real data) were taken in the shared
-            part too, on what other weights made (the generator's fake batch, not detached).
+            part too, on what other weights made (the generator's fake batch, not detached),
+            and no optimizer the program holds updates both.
         consumer: between the root and the old graph, a node takes weights (a second network
             takes the old tensor), not only sums and functions without weights.
         reentrant: the graph holds a reentrant checkpoint, and the error came from the backward
@@ -107,7 +108,7 @@ class Scene:
     @cached_property
     def critic_step(self) -> bool:
         alive = alive_roots(self.latest, self.known) if self.latest is not None else []
-        return bool(alive) and critic_step(breadth_first(alive), self.old)
+        return bool(alive) and critic_step(breadth_first(alive), self.old, self.frames)
 
     @cached_property
     def consumer(self) -> bool:

@@ -6,6 +6,7 @@ a reentrant checkpoint."""
 from __future__ import annotations
 
 import inspect
+import types
 from typing import Any
 
 import torch
@@ -55,13 +56,34 @@ def critic(order: list[Any], kids: dict[Any, list[Any]], old: set[Any], reaches:
     return bool(taking & not_taking) and bool(made_by) and not (taking & made_by)
 
 
-def critic_step(before: list[Any], old: set[Any]) -> bool:
+def critic_step(before: list[Any], old: set[Any], frames: list[Any] = ()) -> bool:
     """Whether the earlier backward's graph (``before``, its nodes) was a critic's step through
     the shared part ``old``: weights its own part takes (a discriminator on real data) are taken
-    in the shared part too, where other weights (the generator's) are taken as well."""
+    in the shared part too, where other weights (the generator's) are taken as well; and no
+    optimizer that the ``frames`` hold updates both (one model trained as a whole, whose encoder
+    also reads what its decoder made, is no critic and generator)."""
     own = leaves_of(w for node in before if node not in old for w in _weights(node, old))
     shared = leaves_of(w for node in old for w in _weights(node, old))
-    return bool(own & shared) and bool(shared - own)
+    critic_weights, made_by = own & shared, shared - own
+    return bool(critic_weights) and bool(made_by) and not any(
+        trained & critic_weights and trained & made_by for trained in _trained_sets(frames))
+
+
+def _trained_sets(frames: list[Any]) -> list[set[int]]:
+    """The ids of the parameters of each optimizer the frames hold, by name or on an object
+    they hold by name (a trainer's ``self.opt_g``)."""
+    found: dict[int, Any] = {}
+    for frame in frames:
+        for value in list(frame.f_locals.values()):
+            try:
+                inner = list(vars(value).values()) if not isinstance(
+                    value, (torch.nn.Module, type, types.ModuleType)) else []
+            except TypeError:  # no __dict__
+                inner = []
+            for item in (value, *inner):
+                if isinstance(item, torch.optim.Optimizer):
+                    found[id(item)] = item
+    return [{id(p) for group in o.param_groups for p in group["params"]} for o in found.values()]
 
 
 def kept_on_module(frames: list[Any], old: set[Any]) -> bool:

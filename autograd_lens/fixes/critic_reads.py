@@ -20,6 +20,11 @@ import ast
 from ..source.source_file import Source, path_of
 
 
+def optimized_networks(source: Source) -> set[str]:
+    """The networks of the file that an optimizer of their own trains."""
+    return set(_optimizers_of(source).values())
+
+
 def _optimizers_of(source: Source) -> dict[str, str]:
     """The network each optimizer of the file is made from: ``{"optD": "netD"}`` for
     ``optD = Adam(netD.parameters(), ...)``."""

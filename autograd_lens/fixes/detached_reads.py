@@ -5,8 +5,10 @@ A GAN's generated batch: the discriminator's step reads it detached (``netD(fake
 so its loss trains D only and the generator step's backward is the only one through G; a
 gradient penalty, which differentiates through the batch, keeps its read. With the generator's
 steps first, the reads to detach are the critic's own, wherever they are
-(:mod:`autograd_lens.fixes.critic_reads`). A score of the discriminator kept from before its
-optimizer's step is computed again where the generator's loss reads it. One network's output
+(:mod:`autograd_lens.fixes.critic_reads`); a score that both losses read (``d_fake = D(fake)``),
+the generator's backward first: the critic's loss scores the batch again, taken as data. A score
+of the discriminator kept from before its optimizer's step is computed again where the generator's
+loss reads it. One network's output
 fed to a second network: read detached there (in a ``for`` loop's header too, and so are the
 values passed later in its place), or the two losses summed and backpropagated once. See
 :mod:`autograd_lens.fixes.rules` for what a rule reads and returns.
@@ -20,8 +22,8 @@ from ..source.edit_guards import differentiates
 from ..source.edits import Plan
 from ..source.source_file import Source, path_of
 from .same_role import passed_later
-from .critic_reads import critic_reads
-from .rules import Case, Fix, one_fix, recompute, top_carrier
+from .critic_reads import critic_reads, optimized_networks
+from .rules import Case, Fix, failed_call, one_fix, receiver, recompute, top_carrier
 from .call_order import sum_losses
 
 
@@ -65,7 +67,38 @@ def detach_reads_before(case: Case) -> list[Fix]:
     return one_fix("the discriminator's loss treats the generated batch as data; the gradient "
                    "penalty, which differentiates through it, still goes through G once"
                    if kept else "the discriminator's loss treats the generated batch as data and "
-                   "trains D only; the generator step's backward is the only one through G", plan)
+                   "trains D only; the generator step's backward is the only one through G", plan) \
+        + _score_again(case, source, scope, stores[-1] if stores else None)
+
+
+def _score_again(case: Case, source: Source, scope: ast.AST, store: ast.stmt | None) -> list[Fix]:
+    """A score both losses read (``d_fake = D(fake)``), the generator's backward first: the
+    failing loss reads, in its place, the score of the batch taken as data (``D(fake.detach())``),
+    which trains the discriminator only. Only for a network that an optimizer of its own trains,
+    scoring a tensor that carries the old graph too."""
+    value = store.value if isinstance(store, ast.Assign) else None
+    network = path_of(value.func) if isinstance(value, ast.Call) else None
+    batch = path_of(value.args[0]) if network and len(value.args) == 1 and not value.keywords \
+        else None
+    failed = failed_call(case)
+    if batch is None or failed is None or network not in optimized_networks(source) or \
+            batch not in {c.name for c in case.carriers}:
+        return []
+    loss = receiver(failed[2])
+    built = [s for s in source.stores(scope, loss) if store.end_lineno < s.lineno
+             and s.end_lineno < failed[1].lineno] if loss else []
+    if not built:
+        return []
+    plan = Plan(source)
+    shaped = {id(a) for n in ast.walk(built[-1]) if isinstance(n, ast.Call)
+              and (path_of(n.func) or "").endswith("_like") for a in n.args}  # zeros_like(d_fake)
+    for read in _undetached(source, built[-1], store.targets[0].id
+                            if isinstance(store.targets[0], ast.Name) else ""):
+        if id(read) not in shaped:  # a shape read stays as it is
+            plan.replace_span(read, f"{network}({batch}.detach())")
+    return one_fix("the discriminator's loss scores the generated batch again, taken as data: "
+                   "it trains D only, and the generator's backward is the only one through G",
+                   plan)
 
 
 def _made_by_stepped(source: Source, scope: ast.AST, store: ast.stmt, entry: ast.stmt) -> bool:
