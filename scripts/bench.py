@@ -3,8 +3,9 @@
 Writes ``bench/report.json`` and regenerates ``chapters/status.md`` from it. Every build, test and
 notebook time is the median of ``BENCH_REPEATS`` runs (default 3): a 2-core machine is noisy. The
 library's ratios divide two medians of ``LIBRARY_REPEATS`` (9) runs each, and the command's costs
-are medians of ``WATCH_ROUNDS`` (15) rounds (``scripts/bench_command.py``; the training ratio's
-rounds are 20 steps each, four times as many). Measured:
+are medians over ``WATCH_PAIRS`` (1,000) pairs of blocks of 20 calls, plain and watched in turns
+(``scripts/bench_command.py``; the training ratio's: a quarter as many pairs of 20 steps).
+Measured:
 
 * the library's ratios, each side by side with what it is compared to, in one process;
 * the command's time beyond the program's own on the 3,800-node LSTM (``scripts/bench_command.py``:
@@ -56,7 +57,7 @@ from setup_cell import setup_source
 
 REPEATS = int(os.environ.get("BENCH_REPEATS", 3))
 LIBRARY_REPEATS = 9   # runs of each side of a library ratio (its own, not BENCH_REPEATS)
-WATCH_ROUNDS = 15     # rounds of the command's costs (bench_command.command_costs)
+WATCH_PAIRS = 1000    # pairs of blocks of the command's costs (bench_command.command_costs)
 SLOWEST = 15          # test files the status page lists, slowest first
 # key: (what the status page calls it, the limit it must stay below)
 TARGETS = {
@@ -257,9 +258,12 @@ def status_page(report: dict) -> str:
              f"on {report['machine']['cores']} cores ({report['machine']['system']}), on "
              f"{report['date']}. Every build, test and notebook time is the median of {report['repeats']} runs;",
              f"each library ratio divides two medians of {report.get('library_repeats', LIBRARY_REPEATS)} runs"
-             + (f", and the command's costs are medians of {report.get('watch_rounds', WATCH_ROUNDS)} rounds"
-                f" (the training ratio's: four times as many, of 20 steps each, timed inside the watch,"
-                f" which the command enters once a program)"
+             + (f", and the command's costs are medians over {report.get('watch_pairs', WATCH_PAIRS)} pairs of"
+                f" blocks of 20 backward calls, plain and watched in turns (the training ratio's: a quarter"
+                f" as many pairs of 20 steps), timed inside the watch, which the command enters once a"
+                f" program; a wrapper that only passes each call on adds"
+                f" {report['library'].get('passthrough_added_us_per_call', float('nan')):.2g} us a call,"
+                f" measured the same way"
                 if "watch_added_us_per_call" in report["library"] else "")
              + (f"; the command's time on the LSTM beyond the program's own is the median of {report['repeats']} "
                 "differences, each of a plain run and the command's run side by side"
@@ -313,11 +317,11 @@ def main() -> int:
         return reading_only()
     print(f"Benchmarking with {REPEATS} repeats; this takes a while.", flush=True)
     library = library_ratios()
-    library.update(command_costs(rounds=WATCH_ROUNDS))  # the command's first run, side by side in this run
+    library.update(command_costs(pairs=WATCH_PAIRS))  # the command's first run, side by side in this run
     library.update(lstm_figures(REPEATS))
     floor, notebooks = notebook_times()
     report = {"date": dt.date.today().isoformat(), "repeats": REPEATS,
-              "library_repeats": LIBRARY_REPEATS, "watch_rounds": WATCH_ROUNDS,
+              "library_repeats": LIBRARY_REPEATS, "watch_pairs": WATCH_PAIRS,
               "machine": {"cores": os.cpu_count(), "system": f"{platform.system()} {platform.machine()}"},
               "versions": versions(), "notebooks_floor_s": floor, "notebooks": notebooks,
               "make": make_times(), "library": library}

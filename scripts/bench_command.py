@@ -1,14 +1,20 @@
 """What the command costs, for `make bench` (``scripts/bench.py``): the first run's watch on each
 backward call and on training steps, and the whole command's time beyond the program's own.
 
-The watch, as the command's first run enters it (``Watch(recording=False)``): each round times
-the same tiny backward (a two-node graph: the watch's cost shows most there) ``calls`` times
-without the watch, then as many times under it, alternating, so both see the same machine; the
-figure is the median of the rounds' differences, in microseconds per call. Also the ratio,
-watched over plain, of training steps of an MLP with Adam (optimizer steps included), in blocks
-of 20 steps of the same run, which of the two runs first alternating (four times as many rounds:
-a block lasts a few milliseconds), and what entering and leaving the watch once costs. These use
-processor time (the process's own: other programs on the machine change it less than the clock's).
+The watch, as the command's first run enters it (``Watch(recording=False)``), measured in pairs of
+short blocks: a block of :data:`BLOCK` tiny backward calls (a two-node graph: the watch's cost
+shows most there) without the watch, and one under it, which of the two runs first alternating
+from pair to pair; the figure is the median, over the pairs, of the difference per call, in
+microseconds. A block lasts about two milliseconds, shorter than the machine's drifts, and a
+thousand pairs make the median steady to a few tenths of a microsecond (fifteen rounds of 20,000
+calls each, the earlier way, gave medians from -0.6 to 5.3 us on the same code). The same
+measurement of a wrapper that only passes the call on, with the engine's own parameters, is the
+floor: what the method reads where nothing is added. Also the ratio, watched over plain, of
+training steps of an MLP with Adam (optimizer steps included), in pairs of blocks of
+:data:`BLOCK` steps, and what entering and leaving the watch once costs. Processor time (the
+process's own: other programs on the machine change it less than the clock's); the watch is
+entered before the clock starts, as the command enters it once for the whole program, and the
+plain block of a pair also starts right after the watch was entered and left.
 
 The whole command on a long graph: a character-level LSTM (an ``LSTMCell`` unrolled over 180
 characters: a graph of about 3,800 nodes) whose carried state makes the second chunk's backward
@@ -52,68 +58,87 @@ def first_run_watch() -> Watch:
     return Watch(recording=False)
 
 
-def per_call(calls: int, w: torch.Tensor) -> float:
-    """Processor seconds per forward-and-backward of a two-node graph."""
-    def backwards():
-        for _ in range(calls):
-            (w * w).sum().backward()
-    return seconds(backwards, time.process_time) / calls
+BLOCK = 20  # backward calls, or training steps, in one block of a pair
 
 
-def watch_added(calls: int, rounds: int) -> float:
-    """The median, over rounds, of what the first run's watch added to the round's plain time
-    per call (the difference within each round: drifts of the machine between rounds cancel)."""
+class PassThrough:
+    """A wrapper of the engine's function that only passes the call on, with the engine's own
+    parameters (as the watch's wrapper takes them): the floor of :func:`watch_added`."""
+
+    def __enter__(self) -> "PassThrough":
+        self.original = original = torch.autograd._engine_run_backward
+
+        def through(tensors, grad_tensors, keep_graph, create_graph, inputs,
+                    allow_unreachable=True, accumulate_grad=True):
+            return original(tensors, grad_tensors, keep_graph, create_graph, inputs,
+                            allow_unreachable, accumulate_grad=accumulate_grad)
+        torch.autograd._engine_run_backward = through
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        torch.autograd._engine_run_backward = self.original
+
+
+def in_pairs(block, wrapper, pairs: int) -> list[tuple[float, float]]:
+    """(plain, wrapped) processor seconds of ``block()`` for each of ``pairs`` pairs, which of
+    the two runs first alternating; the clock of the wrapped one runs inside ``wrapper``, and
+    the plain one starts right after ``wrapper`` was entered and left."""
+    def plain() -> float:
+        with wrapper:
+            pass
+        return seconds(block, time.process_time)
+
+    def wrapped() -> float:
+        with wrapper:
+            return seconds(block, time.process_time)
+
+    plain(), wrapped()  # warm-up
+    found = []
+    for pair in range(pairs):
+        if pair % 2:
+            after, before = wrapped(), plain()
+        else:
+            before, after = plain(), wrapped()
+        found.append((before, after))
+    return found
+
+
+def added_per_call(wrapper, pairs: int) -> float:
+    """Median, over ``pairs`` pairs of blocks of :data:`BLOCK` tiny backward calls, of what
+    ``wrapper`` added per call, in seconds."""
     w = torch.ones(4, requires_grad=True)
-    per_call(calls, w)  # warm-up
-    watch, added = first_run_watch(), []  # one watch, as the command makes
-    for _ in range(rounds):
-        plain = per_call(calls, w)
-        with watch:
-            added.append(per_call(calls, w) - plain)
-    return statistics.median(added)
+
+    def backwards():
+        for _ in range(BLOCK):
+            (w * w).sum().backward()
+    return statistics.median((after - before) / BLOCK
+                             for before, after in in_pairs(backwards, wrapper, pairs))
 
 
-def adam_ratio(rounds: int, block: int = 20) -> float:
-    """Median, over rounds, of the processor time of ``block`` training steps of an MLP with Adam
-    under the first run's watch over the same steps without it (alternating, in one process). As
-    in the command, one watch is made; the clock runs inside it: the command enters it once for
-    the whole program, so making, entering and leaving it (see :func:`entering`) is not a cost of
-    a step. Nor is what entering it leaves behind (the caches it disturbs just before a block
-    starts): the plain block too starts right after the watch was entered and left, so that the
-    two blocks differ only in the watch being in place while they run. (Without that, the plain
-    blocks alone ran on undisturbed caches: a bias of about 0.4% of a block of 20 steps, measured
-    side by side with a block that entered and left it first.)"""
+def watch_added(pairs: int) -> float:
+    """What the first run's watch adds per tiny backward call (see :func:`added_per_call`);
+    one watch, as the command makes."""
+    return added_per_call(first_run_watch(), pairs)
+
+
+def adam_ratio(pairs: int) -> float:
+    """Median, over ``pairs`` pairs of blocks of :data:`BLOCK` training steps of an MLP with
+    Adam, of the processor time under the first run's watch over the same steps without it (see
+    :func:`in_pairs`; one watch, as the command makes: making, entering and leaving it, see
+    :func:`entering`, is not a cost of a step)."""
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 1))
     opt = torch.optim.Adam(model.parameters(), lr=1e-3)
     x, y = torch.randn(64, 32), torch.randn(64, 1)
-    watch = first_run_watch()
 
     def train():
-        for _ in range(block):
+        for _ in range(BLOCK):
             loss = torch.nn.functional.mse_loss(model(x), y)
             opt.zero_grad()
             loss.backward()
             opt.step()
-
-    def steps(watched: bool) -> float:
-        if not watched:  # plain: after the watch was entered and left, as before a watched block
-            with watch:
-                pass
-            return seconds(train, time.process_time)
-        with watch:
-            return seconds(train, time.process_time)
-
-    steps(False)  # warm-up
-    steps(True)
-    ratios = []
-    for round_ in range(rounds):  # which runs first alternates: the second of two runs in a row
-        if round_ % 2:            # is not always the same one
-            after, plain = steps(True), steps(False)
-        else:
-            plain, after = steps(False), steps(True)
-        ratios.append(after / plain)
-    return statistics.median(ratios)
+    return statistics.median(after / before
+                             for before, after in in_pairs(train, first_run_watch(), pairs))
 
 
 def entering(times: int = 2000) -> float:
@@ -126,13 +151,15 @@ def entering(times: int = 2000) -> float:
     return statistics.median(seconds(enter_and_leave, time.process_time) / times for _ in range(5))
 
 
-def command_costs(calls: int = 20000, rounds: int = 15) -> dict[str, float]:
+def command_costs(pairs: int = 1000) -> dict[str, float]:
     """The first run's cost, side by side in one run: microseconds the watch adds per backward
-    call (tiny graph, ``calls`` calls a round) and the watched / plain ratio of MLP-with-Adam
-    training steps (a round is 20 steps, a few milliseconds: four times as many rounds, for a ratio
-    within a percent), and the microseconds of entering and leaving the watch once."""
-    return {"watch_added_us_per_call": watch_added(calls, rounds) * 1e6,
-            "watch_adam_mlp_ratio": adam_ratio(4 * rounds),
+    call (``pairs`` pairs of blocks: as many calls under it as :data:`BLOCK` times ``pairs``),
+    and the same for a wrapper that only passes the call on (the floor); the watched / plain
+    ratio of MLP-with-Adam training steps (a quarter as many pairs: a block of steps lasts a few
+    milliseconds); and the microseconds of entering and leaving the watch once."""
+    return {"watch_added_us_per_call": watch_added(pairs) * 1e6,
+            "passthrough_added_us_per_call": added_per_call(PassThrough(), pairs) * 1e6,
+            "watch_adam_mlp_ratio": adam_ratio(pairs // 4),
             "watch_entered_us": entering() * 1e6}
 
 

@@ -1,7 +1,7 @@
 """The status page is what ``scripts/bench.py`` writes from its stored report, and it says how
 many runs each of its medians takes: the times are medians of ``BENCH_REPEATS`` runs, but the
 library's ratios have their own count (``library_ratios``'s default), and so do the command's
-costs (``bench_command.command_costs``, given ``WATCH_ROUNDS``)."""
+costs (``bench_command.command_costs``, given ``WATCH_PAIRS``)."""
 
 from __future__ import annotations
 
@@ -29,12 +29,15 @@ def test_the_page_says_how_many_runs_each_median_takes():
     assert library == bench.LIBRARY_REPEATS
     assert f"time is the median of {REPORT['repeats']} runs" in page
     assert f"each library ratio divides two medians of {library} runs" in page
-    with_watch = {**REPORT, "library": {**REPORT["library"], "watch_added_us_per_call": 0.5}}
-    assert f"the command's costs are medians of {bench.WATCH_ROUNDS} rounds" in bench.status_page(with_watch)
+    with_watch = {**REPORT, "library": {**REPORT["library"], "watch_added_us_per_call": 0.5,
+                                        "passthrough_added_us_per_call": 0.125}}
+    assert f"the command's costs are medians over {bench.WATCH_PAIRS} pairs of blocks of 20 " \
+        "backward calls, plain and watched in turns" in bench.status_page(with_watch)
+    assert "a wrapper that only passes each call on adds 0.12 us a call" in bench.status_page(with_watch)
     assert "timed inside the watch, which the command enters once a program" in \
         bench.status_page(with_watch)
-    # The rounds bench passes are the ones command_costs takes unless told otherwise.
-    assert inspect.signature(bench_command.command_costs).parameters["rounds"].default == bench.WATCH_ROUNDS
+    # The pairs bench passes are the ones command_costs takes unless told otherwise.
+    assert inspect.signature(bench_command.command_costs).parameters["pairs"].default == bench.WATCH_PAIRS
 
 
 def test_the_lstm_line_renders_with_its_limit_and_how_it_was_measured():
