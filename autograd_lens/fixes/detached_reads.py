@@ -82,7 +82,8 @@ def _score_again(case: Case, source: Source, scope: ast.AST, store: ast.stmt | N
         else None
     failed = failed_call(case)
     if batch is None or failed is None or network not in optimized_networks(source) or \
-            batch not in {c.name for c in case.carriers}:
+            batch not in {c.name for c in case.carriers} or failed[0].file != source.file or \
+            source.scope_at(failed[1].lineno) is not scope:  # the failing loss built here
         return []
     loss = receiver(failed[2])
     built = [s for s in source.stores(scope, loss) if store.end_lineno < s.lineno
