@@ -36,6 +36,7 @@ class _Sites:
         self.index: dict[Any, int] = {}
         self.sites: list[Any] = []
         self._users: dict[Any, bool] = {}
+        self._places: dict[tuple[Any, int], dict] = {}  # each frame read once (see _place)
 
     def _user(self, code: Any) -> bool:
         found = self._users.get(code)
@@ -73,12 +74,21 @@ class _Sites:
         """A site as JSON: ``user`` (file, line, function, text), ``chain`` (the user's callers,
         innermost first) and ``library`` (the library line under the user's, or None)."""
         users, library = self.sites[number]
-        chain = [_place(code, offset) for code, offset in users]
+        chain = [self._place(code, offset) for code, offset in users]
         return {"user": chain[0] if chain else None, "chain": chain[1:],
-                "library": _place(*library) if library else None}
+                "library": self._place(*library) if library else None}
+
+    def _place(self, code: Any, offset: int) -> dict:
+        """:func:`_place`, read once per frame (a node made in a loop is made at the same
+        frames as thousands of others); each caller gets a copy of its own."""
+        found = self._places.get((code, offset))
+        if found is None:
+            found = self._places[(code, offset)] = _place(code, offset)
+        return dict(found)
 
 
 def _place(code: Any, offset: int) -> dict:
+    """The file, line, function and source text of the instruction at ``offset`` in ``code``."""
     import linecache
 
     line = next((line for start, end, line in code.co_lines()
