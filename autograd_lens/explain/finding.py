@@ -113,7 +113,11 @@ class Finding:
             lines.append(f"Not recorded: {self.why_not or 'the replay did not fail the same way'}"
                          "; what follows is read from the failure and the source, and what it "
                          "says about a write, a step or a loop is a guess.")
-        if self.hidden:
+        if self.hidden and self.recorded is True:  # (the replay's graph has none: see
+            lines.append("It runs through a compiled region ("  # Teller.amend)
+                         + ", ".join(self.hidden) + "), which the replay, under its recording, "
+                         "ran as plain PyTorch code: the nodes named here are that code's.")
+        elif self.hidden:
             lines.append("It runs through a compiled region (" + ", ".join(self.hidden) + "): "
                          "autograd_lens cannot see inside a compiled region, so what follows "
                          "is a best guess.")

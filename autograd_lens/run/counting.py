@@ -15,6 +15,17 @@ MORE_CALLS = 2
 """How many backward calls past the one that failed a verifying run lets through."""
 
 
+def traced(roots: Any) -> bool:
+    """Whether a backward or ``autograd.grad`` call starts from a compiler's tracing tensors
+    (``torch.compile`` tracing a backward on a ``FunctionalTensor`` over a ``FakeTensor``, both
+    of ``torch._subclasses``), not from the program's own. Such a call is not counted: a call
+    then has the same number in the first run, in the replay (which, under its dispatch mode,
+    makes none) and in the runs of the edits. (Read from the type's module: this module is
+    imported before the program imports torch.)"""
+    root = roots[0] if isinstance(roots, (tuple, list)) and roots else roots
+    return type(root).__module__.startswith("torch._subclasses.")
+
+
 def _grad_inputs(args: tuple) -> list[Any]:
     """The tensors an ``autograd.grad`` call (torch's engine call: outputs, then gradients,
     retain_graph, create_graph, inputs) takes gradients for: the only ones it gives one."""
@@ -82,6 +93,8 @@ class CallCounter:
                         error_kind(error) is not None:
                     self._keep(outputs)
                 raise
+            if traced(outputs):  # a compiler's tracing: not one of the program's calls
+                return result
             self.count += 1
             if self.limit is not None and self.count >= self.limit and \
                     (self.count >= self.call_cap or self.settled()):

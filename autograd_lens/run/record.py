@@ -34,6 +34,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from ..lens.errors import error_kind
+from .counting import traced
 from .sites import _Sites
 from .tensor_names import _module_names, _names, _running_module, _written, storage_key
 
@@ -154,6 +155,8 @@ class Recording:
         log, recording = self.log, self
 
         def recorded(outputs, *args, **kwargs):
+            if traced(outputs):  # a compiler's tracing: not one of the program's calls
+                return original(outputs, *args, **kwargs)
             number = torch._C._autograd._get_sequence_nr()
             site = log.sites.here(2, True)  # with its callers: a wrapper called from two lines
             nested = log.depth > 0  # run by a backward already running (a custom Function's)

@@ -2,8 +2,9 @@
 
 :class:`Watch` replaces the function through which ``torch.autograd.backward`` (which
 ``Tensor.backward`` calls) and ``torch.autograd.grad`` run the engine with a thin wrapper while
-it is active. In the command's first run (``recording=False``) a call that works is counted
-and kept only as one small tuple (the sequence number its thread had reached, whether it kept its
+it is active. In the command's first run (``recording=False``) a call that works (not a
+compiler's tracing: see :func:`~autograd_lens.run.counting.traced`) is counted and kept only as
+one small tuple (the sequence number its thread had reached, whether it kept its
 graph, its kind, its thread): no place, since reading the caller's frame costs more than the
 rest; where earlier calls were made, the optimizer steps and the writes are recorded by the
 replay (see :mod:`autograd_lens.run.record`), after a failure. Elsewhere (the tests, a program's own
@@ -29,9 +30,10 @@ from typing import Any, Callable
 
 import torch
 
-from ..lens.history import (History, as_call, grad_on_parameters, make_call, start_recording,
-                            stop_recording)
+from ..lens.history import (PLAIN, History, as_call, grad_on_parameters, make_call,
+                            start_recording, stop_recording)
 from ..explain.finding import Finding
+from .counting import traced
 from .failing_call import explain_failure, finding_of, or_inner
 from .thread_state import OtherThreads, State
 from .unseen import without_ours
@@ -78,7 +80,7 @@ class Watch:
 
     @property
     def count(self) -> int:
-        """The calls that returned (every thread's, nested ones too)."""
+        """The calls that returned (every thread's, nested ones too; not a compiler's tracing)."""
         counted = self.history.counted
         return self._recorded + (counted[-1][-1] if counted else 0)
 
@@ -127,7 +129,7 @@ class Watch:
         microsecond a call); an argument not given is not passed on (the engine's defaults)."""
         watch, counted, tick = self, self.history.counted, self._ticks.__next__
         get_ident, reached = threading.get_ident, torch._C._autograd._get_sequence_nr
-        omitted, on_parameters = _OMITTED, grad_on_parameters
+        omitted, on_parameters, plain = _OMITTED, grad_on_parameters, PLAIN
 
         @functools.wraps(original)
         def counting(tensors, grad_tensors=omitted, keep_graph=omitted, create_graph=omitted,
@@ -155,9 +157,11 @@ class Watch:
                         stopped.__traceback__ = None
                         raise
                 raise
-            counted.append((number, keep_graph, create_graph,
-                            accumulate_grad or on_parameters(inputs), get_ident(),
-                            type(tensors[0]) if tensors else None, tick()))
+            root = type(tensors[0]) if tensors else None
+            if root in plain or not traced(tensors):  # not a compiler's tracing
+                counted.append((number, keep_graph, create_graph,
+                                accumulate_grad or on_parameters(inputs), get_ident(), root,
+                                tick()))
             return result
         self._code = counting.__code__
         return counting
@@ -193,6 +197,8 @@ class Watch:
                 raise
             finally:
                 state.depth = depth
+            if traced(outputs):  # a compiler's tracing: neither counted nor recorded
+                return result
             watch._recorded += 1
             if not depth:
                 state.inner = None

@@ -182,6 +182,8 @@ class Teller:
         # record (see autograd_lens.run.replay_run), when it made one.
         replayed = getattr(evidence, "finding", None)
         if replayed is not None:
+            if self.finding.hidden and not replayed.hidden:  # the compiled regions of the
+                replayed.hidden = self.finding.hidden  # failing run, which the replay ran as code
             self.finding = replayed
             if self.guarded:  # the program's guard said it all (with the calls it records
                 self._made()  # itself) but what the recording adds

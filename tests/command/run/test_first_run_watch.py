@@ -1,8 +1,8 @@
 """The command's first run: ``Watch(recording=False)``, the wrapper that only counts.
 
 Its parameters are the engine's own, so every way torch (or a program) calls the engine must give
-what it gives unwatched; what it keeps of each call must be the calls the explaining reads; and a
-failure must still be explained there.
+what it gives unwatched; what it keeps of each call must be the calls the explaining reads (not a
+compiler's tracing); and a failure must still be explained there.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import threading
 import pytest
 import torch
 
+from autograd_lens.run.counting import CallCounter
 from autograd_lens.run.watch import Watch
 
 
@@ -67,6 +68,33 @@ def test_the_calls_kept_are_the_main_threads_on_plain_tensors():
     # The number kept is the one the thread had reached before the call: the graph's root
     # was made before it, so its number is not larger.
     assert y.grad_fn._sequence_nr() <= calls[0].sequence
+
+
+def test_a_compilers_tracing_calls_are_not_counted():
+    """``torch.compile`` traces a backward of its own (from ``torch._subclasses`` tensors) when
+    it compiles a function whose output needs a gradient: not one of the program's calls. The
+    first run and the runs of the edits count the program's two calls only, as the replay
+    (whose dispatch mode runs the function as plain code) does."""
+    roots = []
+    engine = torch.autograd._engine_run_backward
+
+    def seen(tensors, *args, **kwargs):  # under both counters: every call, tracing ones too
+        roots.append(type(tensors[0]).__module__)
+        return engine(tensors, *args, **kwargs)
+
+    w = torch.ones(3, requires_grad=True)
+    f = torch.compile(lambda x: (x * 2).tanh(), backend="aot_eager")
+    watch, counter = Watch(recording=False), CallCounter()
+    torch.autograd._engine_run_backward = seen
+    try:
+        with watch, counter:
+            for _ in range(2):
+                f(w).sum().backward()
+    finally:
+        torch.autograd._engine_run_backward = engine
+    assert any(module.startswith("torch._subclasses.") for module in roots), roots
+    assert watch.count == counter.count == 2
+    assert [c.kind for c in watch.history.calls] == ["backward", "backward"]
 
 
 def test_a_failure_is_explained_and_raised_unchanged():

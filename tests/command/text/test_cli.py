@@ -138,10 +138,16 @@ def test_a_caught_error_keeps_nothing_alive_and_the_last_error_is_explained(runs
     assert result["report"]["carriers"][0]["name"] == "h"
 
 
-def test_a_compiled_region_is_said_to_be_hidden(runs):
+def test_a_compiled_region_is_named_and_replayed_as_plain_code(runs):
+    """The failing run's graph goes through compiled regions; the replay, under its dispatch
+    mode, runs them as plain PyTorch code and fails at the same call (a compiler's tracing
+    calls are counted in neither run), so what it recorded is said, with where it differs."""
     report = runs["fail_05_compiled_cell.py"]["report"]
     assert report["hidden"] and all("Compiled" in name for name in report["hidden"])
-    assert "cannot see inside a compiled region" in runs["fail_05_compiled_cell.py"]["stderr"]
+    assert report["recorded"] and report["carriers"][0]["name"] == "h"
+    err = runs["fail_05_compiled_cell.py"]["stderr"]
+    assert "which the replay, under its recording, ran as plain PyTorch code" in err
+    assert "cannot see inside a compiled region" not in err
 
 
 def test_the_real_command_prints_the_traceback_then_the_carriers(runs):
