@@ -52,7 +52,7 @@ def out_of_place(case: Case) -> list[Fix]:
         return _built_after_writer(case, source, statement) if write.trained else []
     if statement is None or not write.name:
         return []
-    indent, name = source.indent(statement.lineno), write.name
+    name = write.name
     if re.search(r"\[(\d+|'[^']*'|\"[^\"]*\")\]$", name):  # the key it had at run time
         name = _as_target(source, statement, name)  # (cache[1]): as the write names it
     if _written_name(statement) and source.reads(statement, name) == [] and \
