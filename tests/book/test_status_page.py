@@ -48,6 +48,24 @@ def test_the_lstm_line_renders_with_its_limit_and_how_it_was_measured():
                  "targets": {**REPORT["targets"], "lstm_command_extra_s": figure}}
     page = bench.status_page(with_lstm)
     assert bench.TARGETS["lstm_command_extra_s"][1] == bench_command.LIMIT == 2.0
-    assert (f"| {bench.TARGETS['lstm_command_extra_s'][0]} | 1.5 | 2 | yes |") in page
+    assert (f"| {bench.TARGETS['lstm_command_extra_s'][0]} | 1.5 | 2 | yes | {REPORT['date']} |") in page
     assert (f"the command's time on the LSTM beyond the program's own is the median of "
             f"{REPORT['repeats']} differences") in page
+
+
+def test_the_commands_figures_measured_alone_are_dated_and_the_rest_keep_their_date():
+    """``bench.py --command`` measures only the command's figures: their targets say the day
+    they were measured, every other target the day of the report it keeps."""
+    figures = {"watch_added_us_per_call": 0.75, "passthrough_added_us_per_call": 0.1,
+               "watch_adam_mlp_ratio": 1.02, "watch_entered_us": 18.0, "lstm_plain_s": 3.6,
+               "lstm_command_s": 6.0, "lstm_command_extra_s": 2.4}
+    report = bench.with_command_figures(REPORT, figures, "2099-01-02")
+    page = bench.status_page(report)
+    assert f"| {bench.TARGETS['watch_added_us_per_call'][0]} | 0.75 | 1 | yes | 2099-01-02 |" in page
+    assert f"| {bench.TARGETS['watch_adam_mlp_ratio'][0]} | 1.02 | 1.01 | no | 2099-01-02 |" in page
+    assert f"| {bench.TARGETS['lstm_command_extra_s'][0]} | 2.4 | 2 | no | 2099-01-02 |" in page
+    kept = report["targets"]["make_test_s"]
+    assert kept["value"] == REPORT["targets"]["make_test_s"]["value"]
+    assert f"| {bench.TARGETS['make_test_s'][0]} | {kept['value']:.3g} | 180 | " in page
+    assert page.count("2099-01-02") == 3
+    assert report["library"]["saved_tensors_vs_backward"] == REPORT["library"]["saved_tensors_vs_backward"]
