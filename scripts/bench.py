@@ -259,7 +259,10 @@ def status_page(report: dict) -> str:
     lines = ["# Status", "",
              "What the book was last checked with, and how long things take, as measured by `make bench`",
              f"on {report['machine']['cores']} cores ({report['machine']['system']}), on "
-             f"{report['date']}. Every build, test and notebook time is the median of {report['repeats']} runs;",
+             f"{report['date']}" + (", some targets again since (each target says its day)"
+                                    if any(t.get("date", report["date"]) != report["date"]
+                                           for t in report["targets"].values()) else "")
+             + f". Every build, test and notebook time is the median of {report['repeats']} runs;",
              f"each library ratio divides two medians of {report.get('library_repeats', LIBRARY_REPEATS)} runs"
              + (f", and the command's costs are medians over {report.get('watch_pairs', WATCH_PAIRS)} pairs of"
                 f" blocks of 20 backward calls, plain and watched in turns (the training ratio's: a quarter"

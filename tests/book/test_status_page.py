@@ -68,4 +68,7 @@ def test_the_commands_figures_measured_alone_are_dated_and_the_rest_keep_their_d
     assert kept["value"] == REPORT["targets"]["make_test_s"]["value"]
     assert f"| {bench.TARGETS['make_test_s'][0]} | {kept['value']:.3g} | 180 | " in page
     assert page.count("2099-01-02") == 3
+    assert f"on {REPORT['date']}, some targets again since (each target says its day)." in page
+    whole = {**REPORT, "targets": {k: {**t, "date": REPORT["date"]} for k, t in REPORT["targets"].items()}}
+    assert "some targets again since" not in bench.status_page(whole)  # one make bench: one day
     assert report["library"]["saved_tensors_vs_backward"] == REPORT["library"]["saved_tensors_vs_backward"]
