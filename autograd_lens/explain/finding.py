@@ -36,6 +36,9 @@ class Finding:
     frontier: list[str]
     pattern: Pattern | None
     hidden: tuple[str, ...] = ()
+    # The hidden regions are the failing run's, which the replay ran as plain PyTorch code: its
+    # graph, which the statements come from, has none there (set by Teller.amend).
+    hidden_replayed: bool = False
     notes: list[str] = field(default_factory=list)
     write: Write | None = None
     inplace: bool = False
@@ -113,10 +116,10 @@ class Finding:
             lines.append(f"Not recorded: {self.why_not or 'the replay did not fail the same way'}"
                          "; what follows is read from the failure and the source, and what it "
                          "says about a write, a step or a loop is a guess.")
-        if self.hidden and self.recorded is True:  # (the replay's graph has none: see
-            lines.append("It runs through a compiled region ("  # Teller.amend)
-                         + ", ".join(self.hidden) + "), which the replay, under its recording, "
-                         "ran as plain PyTorch code: the nodes named here are that code's.")
+        if self.hidden and self.hidden_replayed:
+            lines.append("It runs through a compiled region (" + ", ".join(self.hidden) + "), "
+                         "which the replay, under its recording, ran as plain PyTorch code: the "
+                         "nodes named here are that code's.")
         elif self.hidden:
             lines.append("It runs through a compiled region (" + ", ".join(self.hidden) + "): "
                          "autograd_lens cannot see inside a compiled region, so what follows "

@@ -184,6 +184,7 @@ class Teller:
         if replayed is not None:
             if self.finding.hidden and not replayed.hidden:  # the compiled regions of the
                 replayed.hidden = self.finding.hidden  # failing run, which the replay ran as code
+                replayed.hidden_replayed = True
             self.finding = replayed
             if self.guarded:  # the program's guard said it all (with the calls it records
                 self._made()  # itself) but what the recording adds

@@ -150,6 +150,19 @@ def test_a_compiled_region_is_named_and_replayed_as_plain_code(runs):
     assert "cannot see inside a compiled region" not in err
 
 
+def test_a_replay_that_kept_the_compiled_regions_is_not_said_to_have_run_them_as_code():
+    """The sentence about a replay that ran the compiled regions as plain code is said only
+    when its graph had none there; a recorded finding whose replay saw them keeps the old one."""
+    from autograd_lens.explain.finding import Finding
+
+    kept = Finding("error", [], [], None, hidden=("CompiledFunctionBackward",), recorded=True)
+    assert "cannot see inside a compiled region" in str(kept)
+    assert "ran as plain PyTorch code" not in str(kept)
+    ran = Finding("error", [], [], None, hidden=("CompiledFunctionBackward",), recorded=True,
+                  hidden_replayed=True)
+    assert "ran as plain PyTorch code" in str(ran)
+
+
 def test_the_real_command_prints_the_traceback_then_the_carriers(runs):
     code, out, err = runs["hidden"]
     assert code == 1 and out == ""
