@@ -323,12 +323,23 @@ def reading_only() -> int:
 COMMAND = ("watch_added_us_per_call", "watch_adam_mlp_ratio", "lstm_command_extra_s")  # targets
 
 
+def target(key: str, value: float, date: str) -> dict:
+    """A target of :data:`TARGETS` as the report keeps it: its figure, limit, whether it is met,
+    and the day it was measured."""
+    limit = TARGETS[key][1]
+    return {"value": value, "limit": limit, "met": value <= limit, "date": date}
+
+
+def print_targets(targets: dict) -> None:
+    for key, t in targets.items():
+        print(f"{key:28s} {t['value']:>10.4g} {t['limit']:>9g}   {'yes' if t['met'] else 'NO'}")
+
+
 def with_command_figures(report: dict, figures: dict, date: str) -> dict:
     """``report`` with the command's ``figures`` (:func:`command_figures`'s) in its library
     figures, and its targets measured again on ``date``; the rest as it was, with its own date."""
     targets = {k: {**t, "date": t.get("date", report["date"])} for k, t in report["targets"].items()}
-    targets.update({k: {"value": figures[k], "limit": TARGETS[k][1],
-                        "met": figures[k] <= TARGETS[k][1], "date": date} for k in COMMAND})
+    targets.update({k: target(k, figures[k], date) for k in COMMAND})
     return {**report, "library": {**report["library"], **figures}, "targets": targets,
             "watch_pairs": WATCH_PAIRS, "command_repeats": REPEATS}
 
@@ -344,9 +355,7 @@ def command_only() -> int:
     report = with_command_figures(report, command_figures(), dt.date.today().isoformat())
     (ROOT / "bench" / "report.json").write_text(json.dumps(report, indent=2) + "\n")
     (ROOT / "chapters" / "status.md").write_text(status_page(report))
-    for key in COMMAND:
-        t = report["targets"][key]
-        print(f"{key:28s} {t['value']:>10.4g} {t['limit']:>9g}   {'yes' if t['met'] else 'NO'}")
+    print_targets({key: report["targets"][key] for key in COMMAND})
     print("Wrote the command's figures into bench/report.json and chapters/status.md")
     return 0 if all(report["targets"][k]["met"] for k in COMMAND) else 1
 
@@ -372,13 +381,11 @@ def main() -> int:
                "notebook_alone_max_s": max(n["alone_s"] for n in notebooks.values()),
                "notebook_vs_floor_max": max(n["vs_floor"] for n in notebooks.values()),
                "cell_max_s": max(n["slowest_cell_s"] for n in notebooks.values())}
-    report["targets"] = {k: {"value": figures[k], "limit": limit, "met": figures[k] <= limit,
-                             "date": report["date"]} for k, (_, limit) in TARGETS.items()}
+    report["targets"] = {k: target(k, figures[k], report["date"]) for k in TARGETS}
     (ROOT / "bench").mkdir(exist_ok=True)
     (ROOT / "bench" / "report.json").write_text(json.dumps(report, indent=2) + "\n")
     (ROOT / "chapters" / "status.md").write_text(status_page(report))
-    for key, t in report["targets"].items():
-        print(f"{key:28s} {t['value']:>10.4g} {t['limit']:>9g}   {'yes' if t['met'] else 'NO'}")
+    print_targets(report["targets"])
     print("Wrote bench/report.json and chapters/status.md")
     return 0 if all(t["met"] for t in report["targets"].values()) else 1
 
