@@ -10,8 +10,6 @@ import linecache
 import os
 import re
 import runpy
-import subprocess
-import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -20,6 +18,7 @@ import torch
 
 from autograd_lens.__main__ import main
 from autograd_lens.source.edits import Edit, apply, by_file
+import forked_command
 from statements import unsupported
 
 SCRIPTS = Path(__file__).parent / "scripts"
@@ -36,16 +35,15 @@ def marked(name: str, mark: str) -> int:
 def _commanded(name: str, folder: Path) -> dict:
     folder.mkdir()
     (folder / name).write_text((SCRIPTS / name).read_text())
-    done = subprocess.run([sys.executable, "-m", "autograd_lens", "--report", "r.json", name],
-                          cwd=folder, capture_output=True, text=True, timeout=600,
-                          env=dict(os.environ, OMP_NUM_THREADS="1"))
-    return {"code": done.returncode, "text": done.stderr, "folder": folder,
+    code, _, text = forked_command.command(["--report", "r.json", name], folder,
+                                           dict(os.environ, OMP_NUM_THREADS="1"))
+    return {"code": code, "text": text, "folder": folder,
             "report": json.loads((folder / "r.json").read_text())}
 
 
 def commanded(names: list[str], base: Path) -> dict:
-    """The command started as a process, as a user starts it (its edits run, not only said),
-    on each script of ``names`` in a folder of its own below ``base``, two at a time (one at a
+    """The command as a process (forked from a server that imported torch once, see
+    :mod:`forked_command`), as a user starts it (its edits run, not only said), on each script of ``names`` in a folder of its own below ``base``, two at a time (one at a
     time under pytest-xdist, which already runs a test file on each core: on a 2-core machine,
     tests/command/inplace took 228 s so, 261 s two at a time, medians of two runs in turns): its
     exit code, what it printed (``text``), the folder and its report."""

@@ -9,8 +9,10 @@ import json
 import os
 import select
 import shutil
+import signal
 import subprocess
 import sys
+import threading
 import time
 from typing import Any
 
@@ -19,6 +21,67 @@ from .lifetime import stop_group
 
 READY = "ready\n"  # what the re-run's process says on stderr once it waits for its runs
 DONE = "done "  # ... and once a run ended: "done <how>"
+
+
+# Set by a process that imports torch and this package and then forks one process for each
+# command it runs (a test server does): each command's process is then a clean copy, which has
+# run nothing of a program, and its re-run's process is forked from it (see :func:`forkable`).
+# The command never sets it: a process that has run other code is no clean copy (its modules
+# and objects would be the re-run's).
+fork_from_clean_copies = False
+
+
+def forkable() -> bool:
+    """Whether the command's re-run process can be forked from this one rather than started
+    afresh: this is a clean copy (:data:`fork_from_clean_copies`) that has imported torch (a new
+    interpreter would only import it again), no other thread runs here (a fork keeps only the
+    calling thread, and a lock another thread held would stay held in the copy), and torch runs
+    each operation on one thread (no thread pool that the copy would lack)."""
+    torch = sys.modules.get("torch")
+    return fork_from_clean_copies and torch is not None and threading.active_count() == 1 \
+        and torch.get_num_threads() == 1
+
+
+class Forked:
+    """The re-run's process forked from this one: ``boot()`` run in a process group of its own,
+    its standard input and error pipes to this process, its output thrown away, as the new
+    interpreter is started otherwise; what :class:`Rerun` uses of a ``Popen``."""
+
+    def __init__(self, boot: Any) -> None:
+        its_in, to_it = os.pipe()
+        from_it, its_err = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                os.setpgid(0, 0)
+                null = os.open(os.devnull, os.O_WRONLY)
+                for fd, into in ((its_in, 0), (null, 1), (its_err, 2)):
+                    os.dup2(fd, into)
+                for fd in (its_in, to_it, from_it, its_err, null):
+                    os.close(fd)
+                signal.signal(signal.SIGINT, signal.default_int_handler)
+                sys.stdin = open(0, closefd=False)
+                sys.stdout = open(os.devnull, "w")
+                sys.stderr = open(2, "w", closefd=False)
+                boot()
+            finally:
+                os._exit(0)
+        with contextlib.suppress(OSError):  # as the child does: in its group before stopped
+            os.setpgid(pid, pid)
+        os.close(its_in)
+        os.close(its_err)
+        self.pid = pid
+        self.stdin = open(to_it, "w")
+        self.stderr = open(from_it, "rb", buffering=0)
+        self.returncode: int | None = None
+
+    def wait(self) -> int:
+        if self.returncode is None:
+            try:
+                self.returncode = os.waitstatus_to_exitcode(os.waitpid(self.pid, 0)[1])
+            except ChildProcessError:
+                self.returncode = 0
+        return self.returncode
 
 
 class Rerun:
@@ -30,10 +93,11 @@ class Rerun:
     runs of the edits beside the replay, on a machine with a core for each). It is started as
     the user's interpreter started the command (the same flags, environment and
     ``PYTHONPATH``: this package is found the way the command found it, not added to the path);
-    its working folder is the one the first run started in. Not needed any more, it is stopped
+    its working folder is the one the first run started in. ``fork``: forked from this process
+    instead, which must be a clean copy (see :func:`forkable`). Not needed any more, it is stopped
     (``close``), with all it started, and its folder removed."""
 
-    def __init__(self, root: str | None = None) -> None:
+    def __init__(self, root: str | None = None, fork: bool = False) -> None:
         self.cwd = os.getcwd()
         self.root = os.path.realpath(root or self.cwd)
         self.folder = sandbox_folder.make_folder()
@@ -47,11 +111,14 @@ class Rerun:
                 f"s = u.spec_from_file_location('autograd_lens_boot', {sandbox_folder.__file__!r}); "
                 "m = u.module_from_spec(s); s.loader.exec_module(m); "
                 f"m.boot({setup!r}, {package!r})")
-        flags = subprocess._args_from_interpreter_flags()
-        self.process = subprocess.Popen(
-            [sys.executable, *flags, "-c", code], stdin=subprocess.PIPE,
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-            process_group=0)  # its own group: stopped as a whole (see lifetime)
+        if fork:
+            self.process: Any = Forked(lambda: sandbox_folder.boot(setup, package))
+        else:
+            flags = subprocess._args_from_interpreter_flags()
+            self.process = subprocess.Popen(
+                [sys.executable, *flags, "-c", code], stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                process_group=0)  # its own group: stopped as a whole (see lifetime)
         self._ready: bool | None = None
         self._buffer = b""  # what the process said on stderr and was not read as a line yet
         self._ended = False  # its stderr was closed: the process ended

@@ -24,7 +24,7 @@ from ..run.counting import CallCounter
 from ..run.launched import verify_skipped
 from ..run.lifetime import Stopped, end_by_signal_at_exit, end_now, watch_for_exit
 from ..run.replay_run import refusal
-from ..run.rerun import Rerun
+from ..run.rerun import Rerun, forkable
 from ..run.running import run_as_main
 from ..run.sandbox_folder import root_of
 from ..run.user_traceback import print_traceback
@@ -64,8 +64,9 @@ def main(argv: list[str] | None = None) -> int:
     teller.write()  # "error": null until a backward fails (so also after an os._exit)
     replaying = refusal(os.environ) is None
     # One process for the replay and the runs of the edits, started now: it copies the folder
-    # and imports torch while the first run goes on.
-    rerun = Rerun(root_of(options.module, target, os.getcwd())) \
+    # and imports torch while the first run goes on (forked from this process, where this is a
+    # clean copy with torch imported: see forkable).
+    rerun = Rerun(root_of(options.module, target, os.getcwd()), fork=forkable()) \
         if verifying or replaying else None
     # A child the program starts (forked or spawned) hands its failures to this process through
     # this file.

@@ -161,8 +161,8 @@ def test_a_healthy_script_prints_nothing_extra_and_is_not_rerun(tmp_path, monkey
     started = []
 
     class Recorded(command.Rerun):   # the re-run's process, started with the first run
-        def __init__(self, *args) -> None:
-            super().__init__(*args)
+        def __init__(self, *args, **kwargs) -> None:
+            super().__init__(*args, **kwargs)
             started.append(self)
 
     monkeypatch.setattr(command, "Rerun", Recorded)
