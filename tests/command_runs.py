@@ -1,4 +1,4 @@
-"""The command run in-process on the programs of tests/scripts, and a program run with the edit
+"""The command run on the programs of tests/scripts, and a program run with the edit
 it printed applied: what the tests of unseen programs share."""
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from pathlib import Path
 
 import torch
 
-from autograd_lens.__main__ import main
 from autograd_lens.source.edits import Edit, apply, by_file
 import forked_command
 from statements import unsupported
@@ -70,14 +69,10 @@ def command_reports(names: list[str], folder: Path) -> dict:
     found = {}
     for name in names:
         report = folder / f"{name}.json"
-        err = io.StringIO()
-        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
-            try:
-                code = main(["--report", str(report), "--no-verify", str(SCRIPTS / name)])
-            except SystemExit as leaving:
-                code = leaving.code
-        found[name] = {"code": code, "text": err.getvalue(),
-                       "report": json.loads(report.read_text())}
+        code, _, text = forked_command.command(
+            ["--report", str(report), "--no-verify", str(SCRIPTS / name)], Path.cwd(),
+            dict(os.environ, OMP_NUM_THREADS="1"))
+        found[name] = {"code": code, "text": text, "report": json.loads(report.read_text())}
         wrong = unsupported(found[name]["text"], found[name]["report"])
         assert not wrong, f"{name}: statements the recording does not support: {wrong}"
     return found

@@ -120,12 +120,18 @@ _servers = threading.local()
 _all: list[_Server] = []
 
 
+def _started_as(env: dict) -> dict:
+    """What of an environment a server's start depends on: all but pytest's name of the test
+    that runs (which changes from test to test, and which a command gets as it is)."""
+    return {name: value for name, value in env.items() if name != "PYTEST_CURRENT_TEST"}
+
+
 def command(args: list[str], cwd: Path, env: dict, timeout: float = 600) -> tuple[int, str, str]:
-    """``python -m autograd_lens *args`` run in ``cwd`` with the environment ``env`` (the
-    server's environment: a different one starts a new server); its exit code (negative: the
+    """``python -m autograd_lens *args`` run in ``cwd`` with the environment ``env`` (a server
+    started in another one is stopped and a new one started); its exit code (negative: the
     signal that ended it), its output and its error output."""
     server = getattr(_servers, "server", None)
-    if server is None or server.env != env:
+    if server is None or _started_as(server.env) != _started_as(env):
         if server is not None:
             server.stop()
         server = _servers.server = _Server(env)
