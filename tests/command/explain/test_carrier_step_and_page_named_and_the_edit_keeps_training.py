@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import json
 import linecache
 import os
 import re
@@ -27,10 +26,9 @@ from pathlib import Path
 
 import pytest
 
-from command_runs import entered
+from command_runs import command_reports, entered
 import torch
 
-from autograd_lens.__main__ import main
 from autograd_lens.source.edits import Edit, apply, by_file
 from places import TESTS
 
@@ -90,18 +88,7 @@ def run(path: Path) -> tuple[int, str | None]:
 
 @pytest.fixture(scope="module")
 def reports(tmp_path_factory):
-    found = {}
-    folder = tmp_path_factory.mktemp("u2")
-    for name in UNSEEN:
-        report = folder / f"{name}.json"
-        out, err = io.StringIO(), io.StringIO()
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            try:
-                code = main(["--report", str(report), "--no-verify", str(SCRIPTS / name)])
-            except SystemExit as leaving:
-                code = leaving.code
-        found[name] = {"code": code, "text": err.getvalue(), "report": json.loads(report.read_text())}
-    return found
+    return command_reports(UNSEEN, tmp_path_factory.mktemp("u2"))
 
 
 @pytest.mark.parametrize("name", UNSEEN)

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+import forked_command
 from autograd_lens.__main__ import main
 from autograd_lens.source.edits import Edit, apply, by_file
 from places import REPOSITORY, TESTS
@@ -66,6 +67,14 @@ def run_command(spec: str, report: Path) -> dict:
             "report": json.loads(report.read_text())}
 
 
+def run_as_a_process(spec: str, report: Path) -> dict:
+    """``python -m autograd_lens --report REPORT SPEC`` as a process (forked from the tests'
+    command server), from the scripts' folder: its exit code, output and report."""
+    code, out, err = forked_command.command(["--report", str(report), *spec.split()], SCRIPTS,
+                                            dict(os.environ, OMP_NUM_THREADS="1"))
+    return {"code": code, "stdout": out, "stderr": err, "report": json.loads(report.read_text())}
+
+
 def run_fixed(spec: str, edits: list[Edit], folder: Path) -> str | None:
     """Apply ``edits`` (bottom-up, file by file) to copies in ``folder`` and run the fixed
     script in this process: None when it runs clean, else what it raised."""
@@ -104,7 +113,7 @@ def _edits(report: dict) -> list[Edit]:
                          + ("_reentrant" if "reentrant" in s else ""))
 def test_the_edit_makes_the_failing_script_run_clean_and_verify_says_so(spec, tmp_path):
     before = _snapshot(SCRIPTS)
-    found = run_command(spec, tmp_path / "report.json")
+    found = run_as_a_process(spec, tmp_path / "report.json")
     report, err = found["report"], found["stderr"]
     assert found["code"] == 1  # the first run's exit code, whatever the re-run did
     assert _snapshot(SCRIPTS) == before  # the runs of the edits wrote nothing beside the script

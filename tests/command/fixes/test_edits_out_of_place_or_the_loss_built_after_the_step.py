@@ -17,15 +17,15 @@ Each edit, applied and run, gives the weights of an independent reference writte
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
+import os
+from pathlib import Path
 
 import pytest
 import torch
 from torch import nn
 
-from autograd_lens.__main__ import main
+import forked_command
 from command_runs import command_reports, trains_as
 from places import TESTS
 
@@ -39,14 +39,9 @@ def reports(tmp_path_factory):
     found = command_reports([n for n in PROGRAMS if n not in VERIFIED], folder)
     for name in VERIFIED:  # run with the edits verified, as the command does by default
         report = folder / f"{name}.json"
-        err = io.StringIO()
-        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
-            try:
-                code = main(["--report", str(report), str(SCRIPTS / name)])
-            except SystemExit as leaving:
-                code = leaving.code
-        found[name] = {"code": code, "text": err.getvalue(),
-                       "report": json.loads(report.read_text())}
+        code, _, text = forked_command.command(["--report", str(report), str(SCRIPTS / name)],
+                                               Path.cwd(), dict(os.environ, OMP_NUM_THREADS="1"))
+        found[name] = {"code": code, "text": text, "report": json.loads(report.read_text())}
     return found
 
 
