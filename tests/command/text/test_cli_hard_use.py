@@ -16,6 +16,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+
+import forked_command
 from places import TESTS
 
 SCRIPTS = TESTS / "scripts"
@@ -25,8 +27,11 @@ THREADS = ["hard_thread_fails.py", "hard_threads_at_once.py"]
 
 
 def run(*args: str, command: bool = True, cwd: Path = SCRIPTS) -> tuple[int, str, str]:
-    prefix = [sys.executable, "-m", "autograd_lens", "--no-verify"] if command else [sys.executable]
-    done = subprocess.run(prefix + list(args), cwd=cwd, capture_output=True, text=True,
+    """The command (``--no-verify``) as a process forked from the tests' command server, or
+    the program alone under plain ``python``."""
+    if command:
+        return forked_command.command(["--no-verify", *args], cwd, dict(os.environ), 300)
+    done = subprocess.run([sys.executable, *args], cwd=cwd, capture_output=True, text=True,
                           timeout=300)
     return done.returncode, done.stdout, done.stderr
 
