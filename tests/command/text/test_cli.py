@@ -3,14 +3,16 @@
 Every failing situation of the book is a small script in tests/scripts/ (fail_NN_*.py, from
 notebook NN); the line where the notebook's variable enters the step carries the comment
 `# enters: NAME`. The command must name NAME first, on that line, and link the page about it.
-Each Python start imports torch (about 2 s), so most runs share one process, which calls the
-command's own main() for each; new processes are kept for what only they show: the real command
-from start to exit code, and plain `python` as the reference that the command must match.
+Each Python start imports torch (about 2 s), so most runs are processes forked from one that
+imported it once (the tests' command server); processes started afresh are kept for what only
+they show: the real command from start to exit code, and plain `python` as the reference that
+the command must match.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -18,52 +20,48 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+
+import forked_command
 from places import TESTS
 
 SCRIPTS = TESTS / "scripts"
 FAILING = sorted(SCRIPTS.glob("fail_*.py"))
 CHECKPOINT_REENTRANT = "fail_18_checkpoint.py reentrant"
 
-# One Python process runs every failing script, and the other runs of the command that need no
-# process of their own, through the command's own main() in turn (each with its own report,
-# output and exit code); the real command runs in its own process below (`hidden`), and so does
-# plain `python` wherever the command's output is compared with it.
-DRIVER = """
-import contextlib, io, json, os, runpy, sys
-from autograd_lens.__main__ import main
-results = {}
-for spec in json.loads(sys.argv[1]):
-    report = os.path.join(sys.argv[2], spec.replace(" ", "_") + ".json")
-    out, err = io.StringIO(), io.StringIO()
-    saved_path, saved_argv = list(sys.path), list(sys.argv)
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            if spec.startswith("plain "):
-                sys.argv = spec.split()[1:]
-                runpy.run_path(sys.argv[0], run_name="__main__")
-                code = 0
-            else:
-                code = main(["--report", report, "--no-verify"] + spec.split())
-        except SystemExit as leaving:
-            code = leaving.code
-    sys.path[:], sys.argv[:] = saved_path, saved_argv
-    results[spec] = {"code": code, "stdout": out.getvalue(), "stderr": err.getvalue(),
-                     "report": json.load(open(report)) if os.path.exists(report) else None}
-print(json.dumps(results))
-"""
-# Runs of the command in the driver that the tests below know by a short name.
-NAMED_IN_DRIVER = {"module": "-m demo_pkg.train one --two", "missing": "no_such_script.py",
+# Every failing script, and the other runs of the command that need no process started afresh,
+# each a process forked from the tests' command server (see forked_command), one after the
+# other; the real command runs in a process of its own below (`hidden`), and so does plain
+# `python` wherever the command's output is compared with it.
+# Runs of the command in the server that the tests below know by a short name.
+NAMED_IN_SERVER = {"module": "-m demo_pkg.train one --two", "missing": "no_such_script.py",
                    "help": "--help"}
-IN_DRIVER = [p.name for p in FAILING] + [CHECKPOINT_REENTRANT, "exit_three.py", "ok_fixed_loops.py",
+IN_SERVER = [p.name for p in FAILING] + [CHECKPOINT_REENTRANT, "exit_three.py", "ok_fixed_loops.py",
                                          "plain ok_fixed_loops.py", "not_python.txt", "",
                                          "--report nowhere/r.json exit_three.py",
-                                         *NAMED_IN_DRIVER.values()]
+                                         *NAMED_IN_SERVER.values()]
+
+
+def in_server(specs: list[str], folder: Path) -> dict:
+    """Each spec run as the command (``--no-verify``, a report of its own), or under plain
+    ``python`` ("plain SCRIPT ARGS"), in the scripts' folder: its exit code, output and report."""
+    results = {}
+    for spec in specs:
+        report = folder / (spec.replace(" ", "_") + ".json")
+        if spec.startswith("plain "):
+            code, out, err = run(*spec.split()[1:], command=False)
+        else:
+            code, out, err = forked_command.command(
+                ["--report", str(report), "--no-verify", *spec.split()], SCRIPTS,
+                dict(os.environ), 900)
+        results[spec] = {"code": code, "stdout": out, "stderr": err,
+                         "report": json.loads(report.read_text()) if report.exists() else None}
+    return results
 
 
 def run(*args: str, command: bool = True) -> tuple[int, str, str]:
     prefix = [sys.executable, "-m", "autograd_lens", "--no-verify"] if command else [sys.executable]
-    # (a guard against a hang, not a speed check: the driver runs some thirty commands, each
-    # with its replay, and a busy machine may take several times a quiet one's minute or two)
+    # (a guard against a hang, not a speed check: a busy machine may take several times a
+    # quiet one's time)
     done = subprocess.run(prefix + list(args), cwd=SCRIPTS, capture_output=True, text=True,
                           timeout=900)
     return done.returncode, done.stdout, done.stderr
@@ -74,7 +72,6 @@ def runs(tmp_path_factory):
     """Every process, two at a time (the machine has two cores)."""
     folder = tmp_path_factory.mktemp("reports")
     jobs = {
-        "driver": (("-c", DRIVER, json.dumps(IN_DRIVER), str(folder)), False),
         "hidden": (("--report", str(folder / "hidden.json"), "fail_05_hidden_state.py"), True),
         "module plain": (("-m", "demo_pkg.train", "one", "--two"), False),
         "unrelated": (("unrelated_error.py",), True),
@@ -83,13 +80,12 @@ def runs(tmp_path_factory):
         "args plain": (("ok_arguments_files.py", "--steps", "3", "hi"), False),
     }
     with ThreadPoolExecutor(max_workers=2) as pool:
+        served = pool.submit(in_server, IN_SERVER, folder)
         futures = {name: pool.submit(run, *args, command=is_command)
                    for name, (args, is_command) in jobs.items()}
         results = {name: future.result() for name, future in futures.items()}
-    code, out, err = results.pop("driver")
-    assert code == 0, err
-    results.update(json.loads(out))
-    for name, spec in NAMED_IN_DRIVER.items():
+        results.update(served.result())
+    for name, spec in NAMED_IN_SERVER.items():
         run_ = results[spec]
         results[name] = (run_["code"], run_["stdout"], run_["stderr"])
     results["folder"] = folder
