@@ -144,3 +144,10 @@ def _stop_all() -> None:
     for server in _all:
         if server.process.poll() is None:
             server.stop()
+
+
+def completed(args: list[str], cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess:
+    """:func:`command` in this environment, one thread for torch, as ``subprocess.run`` gives a
+    process that ended."""
+    code, out, err = command(args, cwd, dict(os.environ, OMP_NUM_THREADS="1"), timeout)
+    return subprocess.CompletedProcess(["python", "-m", "autograd_lens", *args], code, out, err)

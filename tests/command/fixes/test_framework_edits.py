@@ -13,7 +13,6 @@ torch's own GradScaler, through the whole command, in test_edits and test_carrie
 from __future__ import annotations
 
 import linecache
-import textwrap
 from types import SimpleNamespace
 
 import pytest
@@ -24,6 +23,7 @@ from autograd_lens.source.edit_types import fits, missing_method
 from autograd_lens.source.edits import Edit, apply, by_file
 from autograd_lens.predict.report import PATTERNS
 from autograd_lens.fixes.rules import Case
+from forked_command import completed
 from places import TESTS
 
 PROGRAM = """
@@ -153,16 +153,13 @@ def test_the_earlier_backward_is_named_at_the_programs_line(tmp_path):
     """Through a library's wrapper, the backward that went through the graph first is named
     where the program called the wrapper, not at the library's own line."""
     import json
-    import subprocess
-    import sys
 
     scripts = TESTS / "scripts"
     name = "carrier_total_accelerate_standin.py"
     called = next(n for n, line in enumerate((scripts / name).read_text().splitlines(), 1)
                   if line.strip() == "accelerator.backward(total_loss)")
-    done = subprocess.run([sys.executable, "-m", "autograd_lens", "--no-verify", "--report",
-                           str(tmp_path / "r.json"), name], cwd=scripts, capture_output=True,
-                          text=True, timeout=120)
+    done = completed(["--no-verify", "--report", str(tmp_path / "r.json"), name], scripts,
+                   timeout=120)
     assert done.returncode == 1, done.stderr
     why = json.loads((tmp_path / "r.json").read_text())["carriers"][0]["why"]
     assert why.endswith(f"the backward at {name}:{called} already went through"), why
@@ -207,14 +204,12 @@ def test_the_cache_edit_trains_as_a_cache_detached_by_hand(tmp_path):
     past keys and values without their graph."""
     import json
     import runpy
-    import subprocess
     import sys
 
     scripts = TESTS / "scripts"
     name = "carrier_cache_object_standin.py"
-    done = subprocess.run([sys.executable, "-m", "autograd_lens", "--no-verify", "--report",
-                           str(tmp_path / "r.json"), name], cwd=scripts, capture_output=True,
-                          text=True, timeout=120)
+    done = completed(["--no-verify", "--report", str(tmp_path / "r.json"), name], scripts,
+                   timeout=120)
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["carriers"][0]["name"] == "past", done.stderr
     edits = [Edit(e["file"], e["line"], e["old"], tuple(e["new"])) for e in report["edits"]]

@@ -8,15 +8,13 @@ fails later in the step is caught."""
 from __future__ import annotations
 
 import json
-import os
 import runpy
-import subprocess
-import sys
 from pathlib import Path
 
 import torch
 
 from autograd_lens.source.edits import Edit
+from forked_command import completed
 from places import TESTS
 
 SCRIPTS = TESTS / "scripts"
@@ -40,9 +38,7 @@ def test_a_table_no_optimizer_updates_may_lose_its_gradient(tmp_path):
     which (in the program as run) no optimizer holds; the head trains as a hand-written
     program that never differentiates into the table."""
     (tmp_path / LOOKUP).write_text((SCRIPTS / LOOKUP).read_text())
-    done = subprocess.run([sys.executable, "-m", "autograd_lens", "--report", "r.json", LOOKUP],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=600,
-                          env=dict(os.environ, OMP_NUM_THREADS="1"))
+    done = completed(["--report", "r.json", LOOKUP], tmp_path)
     report = json.loads((tmp_path / "r.json").read_text())
     runs = [(report["edits"], report["verified"])] + \
         list(zip(report["alternatives"], report["alternatives_verified"]))
@@ -147,9 +143,7 @@ def test_an_attribute_read_detached_where_it_enters_is_the_fix(tmp_path):
     gradient (a failed attempt); read detached in the critic's loss, it holds, and trains as a
     program written by hand with the critic reading the batch as data."""
     (tmp_path / TRAINER).write_text((SCRIPTS / TRAINER).read_text())
-    done = subprocess.run([sys.executable, "-m", "autograd_lens", "--report", "r.json", TRAINER],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=600,
-                          env=dict(os.environ, OMP_NUM_THREADS="1"))
+    done = completed(["--report", "r.json", TRAINER], tmp_path)
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["verdict"] == "gone", done.stderr
     assert [line.strip() for e in report["edits"] for line in e["new"]] == [
@@ -195,9 +189,7 @@ def test_the_earlier_backward_reads_what_it_was_handed_detached(tmp_path):
     that reads the features handed to it: read there detached, the model's loss still trains
     the body through them. The edit holds, and trains as a program written by hand."""
     (tmp_path / CENTRES).write_text((SCRIPTS / CENTRES).read_text())
-    done = subprocess.run([sys.executable, "-m", "autograd_lens", "--report", "r.json", CENTRES],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=600,
-                          env=dict(os.environ, OMP_NUM_THREADS="1"))
+    done = completed(["--report", "r.json", CENTRES], tmp_path)
     report = json.loads((tmp_path / "r.json").read_text())
     freed = report["recorded"]["node"]["freed_by"]["user"]
     assert freed["text"] == "pull.backward()"  # the earlier backward, as recorded
@@ -240,9 +232,7 @@ def test_a_cache_filled_by_a_method_is_filled_again_while_training(tmp_path):
     detaching the cached table would leave its parameter untrained (failed attempts). Trains
     as a program written by hand that makes the table in every step."""
     (tmp_path / TABLE).write_text((SCRIPTS / TABLE).read_text())
-    done = subprocess.run([sys.executable, "-m", "autograd_lens", "--report", "r.json", TABLE],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=600,
-                          env=dict(os.environ, OMP_NUM_THREADS="1"))
+    done = completed(["--report", "r.json", TABLE], tmp_path)
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["verdict"] == "gone", done.stderr
     assert [line.strip() for e in report["edits"] for line in e["new"]] == [

@@ -6,8 +6,11 @@ same call in one line), and the program's own output and exit code stay its own.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+
+import forked_command
 from places import TESTS
 
 SCRIPTS = TESTS / "scripts"
@@ -16,8 +19,11 @@ SWALLOWED = "n5_error_swallowed_by_a_with_block.py"  # ends normally: its with b
 
 
 def run(script: str, command: bool = True) -> tuple[int, str, str]:
-    prefix = [sys.executable, "-m", "autograd_lens", "--no-verify"] if command else [sys.executable]
-    done = subprocess.run(prefix + [script], cwd=SCRIPTS, capture_output=True, text=True,
+    """The command (``--no-verify``, a process forked from the tests' command server), or the
+    program under plain ``python``."""
+    if command:
+        return forked_command.command(["--no-verify", script], SCRIPTS, dict(os.environ), 300)
+    done = subprocess.run([sys.executable, script], cwd=SCRIPTS, capture_output=True, text=True,
                           timeout=300)
     return done.returncode, done.stdout, done.stderr
 
