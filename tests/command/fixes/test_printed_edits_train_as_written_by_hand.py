@@ -10,9 +10,6 @@ hand-written update steps, the perturbed second pass by torch.func.
 
 from __future__ import annotations
 
-import contextlib
-import io
-import json
 from pathlib import Path
 
 import pytest
@@ -20,7 +17,6 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from autograd_lens.__main__ import main
 from command_runs import command_reports, run_edited, value
 from places import TESTS
 
@@ -249,10 +245,21 @@ REFERENCES = {"u3_cache_filled_once_two_tensors.py": ref_cache,
               "u3_state_per_key_in_dict.py": ref_per_key}
 
 
+_REPORTS: dict[str, dict] = {}  # the command run once on each program, for every test of it
+
+
+def reported(name: str, folder: Path) -> dict:
+    """The command's run on the program (see :func:`command_reports`), made once."""
+    if name not in _REPORTS:
+        (folder / "command").mkdir()
+        _REPORTS[name] = command_reports([name], folder / "command")[name]
+    return _REPORTS[name]
+
+
 def edited_run(name: str, folder: Path, choice: int = 0) -> dict:
     """The program with the command's edit applied (``choice`` 0: the fix; 1, 2...: the
     alternatives it prints after "Or"), run: its globals."""
-    found = command_reports([name], folder)[name]["report"]
+    found = reported(name, folder)["report"]
     fixes = [found["edits"]] + found["alternatives"]
     assert len(fixes) == len(ALTERNATIVES.get(name, ())) + 1, fixes  # each one is checked
     return run_edited(name, fixes[choice], folder)
@@ -371,19 +378,10 @@ EVERY_EDIT = {"e4_entry_of_a_dict_before_epochs.py": ref_soft_targets,
               "e4_state_read_in_time_loop.py": ref_chunks}
 
 
-def command(name: str, folder: Path) -> tuple[dict, str]:
-    """The command's report on the program, and what it printed."""
-    report, err = folder / "report.json", io.StringIO()
-    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
-        with contextlib.suppress(SystemExit):
-            main(["--report", str(report), "--no-verify", str(SCRIPTS / name)])
-    return json.loads(report.read_text()), err.getvalue()
-
-
 def edited_runs(name: str, folder: Path) -> list[dict]:
     """The program with each edit the command printed (the first and every alternative)
     applied, run: their globals."""
-    found, _ = command(name, folder)
+    found = reported(name, folder)["report"]
     printed = [found["edits"]] + found["alternatives"]
     runs = []
     for number, edits in enumerate(printed):
