@@ -105,7 +105,7 @@ class _Server:
                      "err": str(err)}
             self.process.stdin.write(json.dumps(order) + "\n")
             self.process.stdin.flush()
-            pid = int(self._said(60))
+            pid = int(self._said(timeout))  # (a new server imports torch first)
             try:
                 code = int(self._said(timeout))
             except TimeoutError:
