@@ -34,16 +34,16 @@ def marked(name: str, mark: str) -> int:
 def _commanded(name: str, folder: Path) -> dict:
     folder.mkdir()
     (folder / name).write_text((SCRIPTS / name).read_text())
-    code, _, text = forked_command.command(["--report", "r.json", name], folder,
-                                           dict(os.environ, OMP_NUM_THREADS="1"))
+    code, _, text = forked_command.command(["--report", "r.json", name], folder)
     return {"code": code, "text": text, "folder": folder,
             "report": json.loads((folder / "r.json").read_text())}
 
 
 def commanded(names: list[str], base: Path) -> dict:
     """The command as a process (forked from a server that imported torch once, see
-    :mod:`forked_command`), as a user starts it (its edits run, not only said), on each script of ``names`` in a folder of its own below ``base``, two at a time (one at a
-    time under pytest-xdist, which already runs a test file on each core: on a 2-core machine,
+    :mod:`forked_command`), as a user starts it (its edits run, not only said), on each script
+    of ``names`` in a folder of its own below ``base``, two at a time (one at a time under
+    pytest-xdist, which already runs a test file on each core: on a 2-core machine,
     tests/command/inplace took 228 s so, 261 s two at a time, medians of two runs in turns): its
     exit code, what it printed (``text``), the folder and its report."""
     with ThreadPoolExecutor(max_workers=1 if os.environ.get("PYTEST_XDIST_WORKER") else 2) as pool:
@@ -70,8 +70,7 @@ def command_reports(names: list[str], folder: Path) -> dict:
     for name in names:
         report = folder / f"{name}.json"
         code, _, text = forked_command.command(
-            ["--report", str(report), "--no-verify", str(SCRIPTS / name)], Path.cwd(),
-            dict(os.environ, OMP_NUM_THREADS="1"))
+            ["--report", str(report), "--no-verify", str(SCRIPTS / name)], Path.cwd())
         found[name] = {"code": code, "text": text, "report": json.loads(report.read_text())}
         wrong = unsupported(found[name]["text"], found[name]["report"])
         assert not wrong, f"{name}: statements the recording does not support: {wrong}"

@@ -129,10 +129,13 @@ def _started_as(env: dict) -> dict:
     return {name: value for name, value in env.items() if name != "PYTEST_CURRENT_TEST"}
 
 
-def command(args: list[str], cwd: Path, env: dict, timeout: float = 600) -> tuple[int, str, str]:
-    """``python -m autograd_lens *args`` run in ``cwd`` with the environment ``env`` (a server
-    started in another one is stopped and a new one started); its exit code (negative: the
-    signal that ended it), its output and its error output."""
+def command(args: list[str], cwd: Path, env: dict | None = None,
+            timeout: float = 600) -> tuple[int, str, str]:
+    """``python -m autograd_lens *args`` run in ``cwd`` with the environment ``env`` (by default
+    this one, torch on one thread; a server started in another one is stopped and a new one
+    started); its exit code (negative: the signal that ended it), its output and its error
+    output."""
+    env = dict(os.environ, OMP_NUM_THREADS="1") if env is None else env
     server = getattr(_servers, "server", None)
     if server is None or _started_as(server.env) != _started_as(env):
         if server is not None:
@@ -150,7 +153,7 @@ def _stop_all() -> None:
 
 
 def completed(args: list[str], cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess:
-    """:func:`command` in this environment, one thread for torch, as ``subprocess.run`` gives a
-    process that ended."""
-    code, out, err = command(args, cwd, dict(os.environ, OMP_NUM_THREADS="1"), timeout)
+    """:func:`command` in its default environment, as ``subprocess.run`` gives a process that
+    ended."""
+    code, out, err = command(args, cwd, timeout=timeout)
     return subprocess.CompletedProcess(["python", "-m", "autograd_lens", *args], code, out, err)

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-import forked_command
+from forked_command import completed
 from autograd_lens.__main__ import main
 from autograd_lens.source.edits import Edit, apply, by_file
 from places import REPOSITORY, TESTS
@@ -70,9 +70,9 @@ def run_command(spec: str, report: Path) -> dict:
 def run_as_a_process(spec: str, report: Path) -> dict:
     """``python -m autograd_lens --report REPORT SPEC`` as a process (forked from the tests'
     command server), from the scripts' folder: its exit code, output and report."""
-    code, out, err = forked_command.command(["--report", str(report), *spec.split()], SCRIPTS,
-                                            dict(os.environ, OMP_NUM_THREADS="1"))
-    return {"code": code, "stdout": out, "stderr": err, "report": json.loads(report.read_text())}
+    done = completed(["--report", str(report), *spec.split()], SCRIPTS)
+    return {"code": done.returncode, "stdout": done.stdout, "stderr": done.stderr,
+            "report": json.loads(report.read_text())}
 
 
 def run_fixed(spec: str, edits: list[Edit], folder: Path) -> str | None:

@@ -18,7 +18,6 @@ Each edit, applied and run, gives the weights of an independent reference writte
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -40,7 +39,7 @@ def reports(tmp_path_factory):
     for name in VERIFIED:  # run with the edits verified, as the command does by default
         report = folder / f"{name}.json"
         code, _, text = forked_command.command(["--report", str(report), str(SCRIPTS / name)],
-                                               Path.cwd(), dict(os.environ, OMP_NUM_THREADS="1"))
+                                               Path.cwd())
         found[name] = {"code": code, "text": text, "report": json.loads(report.read_text())}
     return found
 
