@@ -54,31 +54,45 @@ class _Recorder(TorchDispatchMode):
         log = self.log
         number = torch._C._autograd._get_sequence_nr()
         made = number != log.last_number  # a node was made for this operation: number - 1
-        if made:
-            log.last_number = number
-            log.made.append(number)
-            log.made_site.append(log.sites.here(2, True))
-            log.made_counts.append(log.backward_count)
-            log.made_steps.append(log.step_count)
         written = self.writes_of.get(func)
         if written is None:
             written = self.writes_of[func] = _written(func)
+        if made or written:
+            site, frame, caller = log.sites.locate(2, True)
+            inside = log.inside(caller)
+            del caller
+        if made:
+            log.last_number = number
+            log.made.append(number)
+            log.made_site.append(site)
+            log.made_counts.append(log.backward_count)
+            log.made_steps.append(log.step_count)
         if written:  # kept before it runs: the version moves once the mode has returned
-            site, frame = log.sites.site_and_frame(2, True)
             module = _running_module(sys._getframe(1), frame)
             for position, name in written:
                 value = args[position] if position < len(args) else kwargs.get(name)
                 for tensor in (value if isinstance(value, (list, tuple)) else (value,)):
                     if isinstance(tensor, torch.Tensor):
-                        log.write(func, tensor, number, site, frame, module)
-            del frame, module
+                        log.write(func, tensor, number, site, frame, module, inside)
+            del module
+        if made or written:
+            del frame
         result = func(*args, **kwargs)
         if made:  # the storages the node can have saved: its operation's inputs and outputs
-            log.made_storages.append(frozenset(
-                storage_key(t) for t in (*args, *(result if isinstance(result, (list, tuple))
-                                                  else (result,)))
-                if isinstance(t, torch.Tensor)))
+            given = {storage_key(t) for t in args if isinstance(t, torch.Tensor)}
+            new = {storage_key(t) for t in (result if isinstance(result, (list, tuple))
+                                            else (result,)) if isinstance(t, torch.Tensor)}
+            log.made_storages.append(frozenset(given | new))
+            inside.update(new - given - _listed(args, kwargs) - {None, 0})
         return result
+
+
+def _listed(args: tuple, kwargs: dict) -> set:
+    """The storages of the tensors an operation gets in lists and by keyword (a view of one of
+    them, as ``broadcast_tensors`` makes, is no new storage)."""
+    return {storage_key(t) for value in (*args, *kwargs.values())
+            for t in (value if isinstance(value, (list, tuple)) else (value,))
+            if isinstance(t, torch.Tensor)}
 
 
 class Log:
@@ -99,12 +113,30 @@ class Log:
         self.step_count = 0  # steps that ended
         self.in_step: int | None = None  # the number of the step running now
         self.depth = 0  # backward calls running now
+        # The call running now (its frame past the plumbing, at its instruction) and the
+        # storages its operations made so far (see inside).
+        self._caller: Any = None
+        self._caller_at = -1
+        self._made_inside: set = set()
+
+    def inside(self, caller: Any) -> set:
+        """The new storages that the operations of the call running now have made so far: one
+        call from Python into ATen (the ``caller`` frame at its instruction), as ``lstm_cell``,
+        whose kernel writes temporaries of its own in place. No Python code runs between them,
+        so no name of the program's can hold one: its write is kept without names, and the
+        search for them (the slowest part of keeping a write) is skipped."""
+        if caller is None or caller is not self._caller or caller.f_lasti != self._caller_at:
+            self._caller, self._caller_at = caller, -1 if caller is None else caller.f_lasti
+            self._made_inside = set()
+        return self._made_inside
 
     def write(self, func: Any, tensor: torch.Tensor, number: int, site: int,
-              frame: Any, module: Any = None) -> None:
+              frame: Any, module: Any = None, inside: set = frozenset()) -> None:
         """Keep a write: (number, storage, version after, shape, op, site, backward calls and
         steps so far, the step running, in a backward, a weight, the user's names for it, the
-        class of the library module whose forward made it, and the user's names for that module)."""
+        class of the library module whose forward made it, and the user's names for that module).
+        ``inside``: the storages the running call made itself (see :meth:`inside`), named by
+        nothing of the user's."""
         try:  # the version the write takes it to (PyTorch adds one once the mode returns)
             version = tensor._version + 1
         except Exception:  # noqa: BLE001 - an inference tensor has no version counter
@@ -114,7 +146,8 @@ class Log:
         self.writes.append((number, key, version, tuple(tensor.shape), func.__name__, site,
                             self.backward_count, self.step_count, self.in_step, self.depth > 0,
                             bool(tensor.requires_grad and tensor.is_leaf),
-                            () if quiet or frame is None else _names(frame, key),
+                            () if quiet or frame is None or key in inside else
+                            _names(frame, key),
                             type(module).__name__ if module is not None else "",
                             () if quiet or frame is None else _module_names(frame, module)))
 

@@ -46,14 +46,15 @@ class _Sites:
 
     def here(self, depth: int, chain: bool) -> int:
         """The site of the caller ``depth`` frames up (past this package's frames)."""
-        return self.site_and_frame(depth + 1, chain)[0]
+        return self.locate(depth + 1, chain)[0]
 
-    def site_and_frame(self, depth: int, chain: bool) -> tuple[int, Any]:
-        """The site of the caller ``depth`` frames up, and the user's frame in it (or None)."""
+    def locate(self, depth: int, chain: bool) -> tuple[int, Any, Any]:
+        """The site of the caller ``depth`` frames up, the user's frame in it (or None), and
+        the caller itself: the innermost frame past the plumbing (a library's or the user's)."""
         frame = sys._getframe(depth)
         while frame is not None and frame.f_code.co_filename.startswith(_PLUMBING):
             frame = frame.f_back
-        library = None
+        caller, library = frame, None
         if frame is not None and not self._user(frame.f_code):
             library = (frame.f_code, frame.f_lasti)
         while frame is not None and not self._user(frame.f_code):
@@ -68,7 +69,7 @@ class _Sites:
         if number is None:
             number = self.index[key] = len(self.sites)
             self.sites.append(key)
-        return number, innermost
+        return number, innermost, caller
 
     def resolve(self, number: int) -> dict:
         """A site as JSON: ``user`` (file, line, function, text), ``chain`` (the user's callers,
