@@ -10,9 +10,10 @@ backward **frees** the saved tensors of every node it executes, unless asked to 
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import gc
-from typing import Any, Callable, Iterable, Literal, NamedTuple
+from typing import Any, Callable, Iterable, Iterator, Literal, NamedTuple
 
 import torch
 from torch.autograd.graph import Node
@@ -268,10 +269,36 @@ def node_slots(node: Node) -> list[SavedSlot]:
     return [_slot(node, *entry) for entry in _entries(node) if entry is not None]
 
 
+_READ: list[dict[Node, tuple[int, list[SavedSlot]]]] = []  # see read_once
+
+
+@contextlib.contextmanager
+def read_once() -> Iterator[None]:
+    """Within it, :func:`stale_slots` reads each node's slots once and gives the same answer
+    after (the replay's evidence and its finding read the same failed graph, which stands still
+    meanwhile: nothing there runs a backward or writes a tensor), and the cyclic garbage
+    collector is paused (as :func:`without_gc` does: it would scan the slots kept)."""
+    _READ.append({})
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        _READ.pop()
+        if enabled:
+            gc.enable()
+
+
 def stale_slots(node: Node) -> tuple[int, list[SavedSlot]]:
     """How many saved-tensor slots ``node`` has, and those that are freed or modified."""
+    read = _READ[-1] if _READ else None
+    if read is not None and node in read:
+        return read[node]
     entries = [entry for entry in _entries(node) if entry is not None]
-    return len(entries), [_slot(node, *entry) for entry in entries if entry[1] != "alive"]
+    found = len(entries), [_slot(node, *entry) for entry in entries if entry[1] != "alive"]
+    if read is not None:
+        read[node] = found
+    return found
 
 
 @without_gc

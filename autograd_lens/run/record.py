@@ -34,6 +34,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from ..lens.errors import error_kind
+from ..lens.graph import read_once
 from .counting import traced
 from .sites import _Sites
 from .tensor_names import _module_names, _names, _running_module, _written, storage_key
@@ -223,22 +224,23 @@ class Recording:
 
         if self.failing is not None and self.log.backward_count + 1 != self.failing:
             return
-        if not self.written:
-            if self.failed_path:  # at once, for the runs of the edits (the evidence takes longer)
-                with open(self.failed_path, "w", encoding="utf-8") as handle:
-                    json.dump({"call": self.log.backward_count + 1, "kind": error_kind(error),
-                               "steps_before": self.log.step_count}, handle)
-            found = evidence(self.log, error, outputs, site, sys._getframe(2))
-            with open(self.path, "w", encoding="utf-8") as handle:
-                json.dump(found, handle)
-            self.written = True
-        running = self.watch._state().depth if self.watch is not None else self.log.depth
-        if running > 1:  # (this thread's backward calls running: the watch counts per thread)
-            return
-        if self.watch is not None and self.finding_path:
-            from .replay_run import dump_finding
+        with read_once():  # the evidence and the finding read the same failed graph
+            if not self.written:
+                if self.failed_path:  # at once, for the runs of the edits (the evidence is slower)
+                    with open(self.failed_path, "w", encoding="utf-8") as handle:
+                        json.dump({"call": self.log.backward_count + 1, "kind": error_kind(error),
+                                   "steps_before": self.log.step_count}, handle)
+                found = evidence(self.log, error, outputs, site, sys._getframe(2))
+                with open(self.path, "w", encoding="utf-8") as handle:
+                    json.dump(found, handle)
+                self.written = True
+            running = self.watch._state().depth if self.watch is not None else self.log.depth
+            if running > 1:  # (this thread's calls running: the watch counts per thread)
+                return
+            if self.watch is not None and self.finding_path:
+                from .replay_run import dump_finding
 
-            dump_finding(self.watch.explained_here(error, outputs), self.finding_path)
+                dump_finding(self.watch.explained_here(error, outputs), self.finding_path)
         raise Enough
 
     def __enter__(self) -> "Recording":

@@ -280,3 +280,27 @@ def test_looking_never_recomputes_a_checkpoint(look, reentrant):
     assert len(calls) == 1                        # only the forward ran the block
     out.backward()
     assert len(calls) == 2                        # backward recomputed it once
+
+
+def test_read_once_reads_each_node_once_with_the_collector_paused(monkeypatch):
+    """Inside ``read_once`` (the replay's evidence and finding, on one failed graph), a node's
+    slots are read once and the same answer is given after; outside, each call reads again."""
+    import gc
+
+    from autograd_lens.lens import graph
+
+    reads = []
+    entries = graph._entries
+    monkeypatch.setattr(graph, "_entries", lambda node: reads.append(node) or entries(node))
+    x = torch.ones(3, requires_grad=True)
+    loss = (x.exp() * x).sum()
+    loss.backward()
+    node = loss.grad_fn.next_functions[0][0]  # MulBackward0: two saved tensors, both freed
+    was = gc.isenabled()
+    with graph.read_once():
+        assert not gc.isenabled()
+        first = graph.stale_slots(node)
+        assert graph.stale_slots(node) is first and len(reads) == 1
+    assert gc.isenabled() == was
+    assert first[0] == 2 and [slot.state for slot in first[1]] == ["freed", "freed"]
+    assert graph.stale_slots(node) == first and len(reads) == 2
