@@ -254,6 +254,12 @@ def reading_lines(reading: dict | None) -> list[str]:
     return lines
 
 
+def _shown(value: float, limit: float) -> str:
+    """A measured value in the targets' table: three significant digits, four where the limit
+    has a fraction (a ratio of 1.004 against 1.01 is not shown as 1)."""
+    return f"{value:.4g}" if limit != int(limit) else f"{value:.3g}"
+
+
 def status_page(report: dict) -> str:
     make = report["make"]
     lines = ["# Status", "",
@@ -267,9 +273,9 @@ def status_page(report: dict) -> str:
              + (f", and the command's costs are medians over {report.get('watch_pairs', WATCH_PAIRS)} pairs of"
                 f" blocks of 20 backward calls, plain and watched in turns (the training ratio's: a quarter"
                 f" as many pairs of 20 steps), timed inside the watch, which the command enters once a"
-                f" program; a wrapper that only passes each call on adds"
-                f" {report['library'].get('passthrough_added_us_per_call', float('nan')):.2g} us a call,"
-                f" measured the same way"
+                f" program; measured the same way, a wrapper that only passes each call on gives"
+                f" {report['library'].get('passthrough_added_us_per_call', float('nan')):.2g} us a call"
+                f" (where nothing is added: the method's noise)"
                 if "watch_added_us_per_call" in report["library"] else "")
              + (f"; the command's time on the LSTM beyond the program's own is the median of "
                 f"{report.get('command_repeats', report['repeats'])} "
@@ -277,7 +283,7 @@ def status_page(report: dict) -> str:
                 if "lstm_command_extra_s" in report["library"] else "") + ".", "",
              "## Speed targets", "", "| target | measured | limit | met | on |",
              "| --- | --- | --- | --- | --- |"]
-    lines += [f"| {TARGETS[k][0]} | {t['value']:.3g} | {t['limit']:g} | {'yes' if t['met'] else 'no'} "
+    lines += [f"| {TARGETS[k][0]} | {_shown(t['value'], t['limit'])} | {t['limit']:g} | {'yes' if t['met'] else 'no'} "
               f"| {t.get('date', report['date'])} |" for k, t in report["targets"].items()]
     lines += ["", "## Building and testing", "",
               f"- `make book` from nothing (after set-up): {make['make_book_first_s']} s; "

@@ -33,7 +33,8 @@ def test_the_page_says_how_many_runs_each_median_takes():
                                         "passthrough_added_us_per_call": 0.125}}
     assert f"the command's costs are medians over {bench.WATCH_PAIRS} pairs of blocks of 20 " \
         "backward calls, plain and watched in turns" in bench.status_page(with_watch)
-    assert "a wrapper that only passes each call on adds 0.12 us a call" in bench.status_page(with_watch)
+    assert "measured the same way, a wrapper that only passes each call on gives 0.12 us a call " \
+        "(where nothing is added: the method's noise)" in bench.status_page(with_watch)
     assert "timed inside the watch, which the command enters once a program" in \
         bench.status_page(with_watch)
     # The pairs bench passes are the ones command_costs takes unless told otherwise.
@@ -63,6 +64,9 @@ def test_the_commands_figures_measured_alone_are_dated_and_the_rest_keep_their_d
     page = bench.status_page(report)
     assert f"| {bench.TARGETS['watch_added_us_per_call'][0]} | 0.75 | 1 | yes | 2099-01-02 |" in page
     assert f"| {bench.TARGETS['watch_adam_mlp_ratio'][0]} | 1.02 | 1.01 | no | 2099-01-02 |" in page
+    close = bench.with_command_figures(REPORT, {**figures, "watch_adam_mlp_ratio": 1.00427}, "2099-01-02")
+    assert f"| {bench.TARGETS['watch_adam_mlp_ratio'][0]} | 1.004 | 1.01 | yes | 2099-01-02 |" in \
+        bench.status_page(close)  # not "1", which reads as if it were the limit's own
     assert f"| {bench.TARGETS['lstm_command_extra_s'][0]} | 2.4 | 2 | no | 2099-01-02 |" in page
     kept = report["targets"]["make_test_s"]
     assert kept["value"] == REPORT["targets"]["make_test_s"]["value"]
