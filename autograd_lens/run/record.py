@@ -90,8 +90,10 @@ class _Recorder(TorchDispatchMode):
 
 def _listed(args: tuple, kwargs: dict) -> set:
     """The storages of the tensors an operation gets in lists and by keyword (a view of one of
-    them, as ``broadcast_tensors`` makes, is no new storage)."""
-    return {storage_key(t) for value in (*args, *kwargs.values())
+    them, as ``broadcast_tensors`` makes, is no new storage); those it gets by position alone
+    are read by the caller already."""
+    return {storage_key(t) for value in (*(a for a in args if isinstance(a, (list, tuple))),
+                                         *kwargs.values())
             for t in (value if isinstance(value, (list, tuple)) else (value,))
             if isinstance(t, torch.Tensor)}
 
