@@ -25,18 +25,25 @@ from .errors import error_kind
 State = Literal["alive", "freed", "modified"]
 
 
+@contextlib.contextmanager
+def gc_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector paused within (restored afterwards), so that it does
+    not scan the many objects a big graph's reading creates again and again."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def without_gc(function):
-    """Run ``function`` with Python's cyclic garbage collector paused (restored afterwards), so
-    that it does not scan the many objects a big graph's reading creates again and again."""
+    """Run ``function`` with the garbage collector paused (see :func:`gc_paused`)."""
     @functools.wraps(function)
     def paused(*args, **kwargs):
-        enabled = gc.isenabled()
-        gc.disable()
-        try:
+        with gc_paused():
             return function(*args, **kwargs)
-        finally:
-            if enabled:
-                gc.enable()
     return paused
 
 
@@ -277,16 +284,13 @@ def read_once() -> Iterator[None]:
     """Within it, :func:`stale_slots` reads each node's slots once and gives the same answer
     after (the replay's evidence and its finding read the same failed graph, which stands still
     meanwhile: nothing there runs a backward or writes a tensor), and the cyclic garbage
-    collector is paused (as :func:`without_gc` does: it would scan the slots kept)."""
+    collector is paused (:func:`gc_paused`: it would scan the slots kept)."""
     _READ.append({})
-    enabled = gc.isenabled()
-    gc.disable()
     try:
-        yield
+        with gc_paused():
+            yield
     finally:
         _READ.pop()
-        if enabled:
-            gc.enable()
 
 
 def stale_slots(node: Node) -> tuple[int, list[SavedSlot]]:
