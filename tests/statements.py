@@ -7,6 +7,8 @@ the edit) and holds it to the report's ``recorded`` evidence:
 
 * ``Changed by: ... (FILE:LINE in FUNCTION)``: the recorded write, at its recorded line (or,
   where the line is said to make a module with ``inplace=True``, a write recorded in a library);
+* ``runs `M` (a CLASS made at FILE:LINE: `TEXT`)``: the module whose forward the recording
+  shows writing, of that class, made at that recorded line;
 * ``saved `NAME```: a name that held the written tensor in the recording;
 * a step said to have changed a saved tensor ("changed by optimizer.step()", "`opt.step()` at
   FILE:LINE changed", "That write is optimizer step"): said only where one ran before the
@@ -65,6 +67,13 @@ def unsupported(text: str, report: dict) -> list[str]:
                     wrong.append(f"the recorded write ran in no library: {line}")
             elif f"{Path(user['file']).name}:{user['line']} in {user['function']}" not in line:
                 wrong.append(f"not the recorded write ({user['line']}): {line}")
+        for by, maker, file, where, made_text in re.findall(
+                r"runs `([^`]+)` \(an? (\w+) made at ([\w.]+):(\d+): `([^`]*)`\)", line):
+            site = (write.get("module_made") or {}).get("user") or {}
+            if (by, maker) != ((write.get("module_names") or [""])[0], write.get("module")) or \
+                    (file, int(where)) != (Path(site.get("file", "")).name, site.get("line")) or \
+                    not site.get("text", "").startswith(made_text):
+                wrong.append(f"not the recorded module and where it was made: {line}")
         names = set(write.get("names") or ()) | {w["name"] for w in recorded.get("written", [])}
         for saved in re.findall(r"saved `([^`]+)`", line):
             if recorded["kind"] == "modified" and names and saved not in names:

@@ -96,7 +96,8 @@ class Carrier:
                                "function": self.function}}
         if self.got is None:
             return {"name": self.shown or self.name, "file": self.file, "line": self.line,
-                    "function": self.function, "why": self.said()}
+                    "function": self.function, "why": self.said(),
+                    **(self.write.made_entry() if self.kind == "written" and self.write else {})}
         at = self.kept or self.got
         return {"name": self._named_at(at), "file": at["file"], "line": at["line"],
                 "function": at["function"], "why": self.said(),

@@ -155,6 +155,20 @@ class Finding:
         return [f"Likely pattern: {self.pattern.title}{guess}.", f"Fix: {self.fix}.", see]
 
 
+def _article(noun: str) -> str:
+    """"an" before a vowel (an Embedding), else "a" (a Dropout)."""
+    return "an" if noun[:1].lower() in "aeiou" else "a"
+
+
+def made_at(write: Write) -> str:
+    """Where the library module that wrote was made, as recorded (`` made at net.py:18:
+    `nn.Dropout(0.25, inplace=True)` ``), else ""."""
+    if not write.made_at:
+        return ""
+    text = f": `{write.made_text}`" if write.made_text else ""
+    return f" made at {place(*write.made_at)}{text}"
+
+
 def written_lines(write: Write | None, recorded: bool = False) -> list[str]:
     """The in-place error said as what it is: the node, the tensor it saved, and the write
     (``recorded``: the write as the replay recorded it; else a guess from the source)."""
@@ -173,7 +187,8 @@ def written_lines(write: Write | None, recorded: bool = False) -> list[str]:
     lines = [lead, f"{saver} at version {saved}; it is at version {now} now."]
     if write.line:
         verb = "steps the optimizer that holds it" if write.how == "step" else \
-            f"runs `{write.by}` (a {write.maker}), whose forward wrote it in place" \
+            f"runs `{write.by}` ({_article(write.maker)} {write.maker}{made_at(write)}), whose forward wrote it in " \
+            "place" \
             if write.module and write.by and write.maker else \
             "makes a module (or calls a function) with inplace=True, whose call wrote it in " \
             "place" if write.module else "writes it in place"

@@ -18,9 +18,11 @@ def _write_of(old: Write | None, evidence: dict) -> Write | None:
     found, node = evidence.get("write"), evidence.get("node") or {}
     if found is None or found.get("user") is None:
         return None
+    made = (found.get("module_made") or {}).get("user") if found.get("module") else None
     if old is not None and old.module and old.line and found.get("library") and \
             _stem(found["op"]) in _stem(old.text) and (old.name or old.by):
-        return old  # the module made with inplace=True whose call made the recorded write
+        # the module made with inplace=True whose call made the recorded write
+        return dataclasses.replace(old, made_at=_user_line(made), made_text=_call_text(made))
     user, step = found["user"], found.get("in_step") is not None
     names = found.get("names") or [w["name"] for w in evidence.get("written", [])]
     modules = found.get("module_names") or []
@@ -55,6 +57,7 @@ def _write_of(old: Write | None, evidence: dict) -> Write | None:
                  carrying, old.reached if old is not None else 0,
                  module=found.get("library") is not None and not step,
                  maker=found.get("module") or "", by=by,
+                 made_at=_user_line(made), made_text=_call_text(made),
                  trained=old is not None and old.trained,
                  next_lines=tuple((w["file"], w["line"]) for w in evidence.get("next_writes", [])),
                  saved_at=_user_line((node.get("built") or {}).get("user")),
@@ -63,6 +66,12 @@ def _write_of(old: Write | None, evidence: dict) -> Write | None:
                  later_lines=tuple((w["file"], w["line"])
                                    for w in evidence.get("later_writes", [])),
                  shares=shares)
+
+
+def _call_text(site: dict | None) -> str:
+    """A recorded line's source as one call reads (``nn.Dropout(0.25, inplace=True)``, an
+    argument of a call that spans lines, without the comma that ends it), else ""."""
+    return (site.get("text") or "").rstrip(",").strip() if site else ""
 
 
 def _names_in(name: str, text: str) -> bool:
@@ -129,7 +138,7 @@ def write_entry(write: Write) -> dict[str, Any]:
     how = "an optimizer step" if write.how == "step" else "an in-place write"
     return {"name": name, "file": write.file, "line": write.line, "function": write.function,
             "why": f"{how} here changed what {write.saver()} saved (recorded in a replay)",
-            "kind": "write"}
+            "kind": "write", **write.made_entry()}
 
 
 def _stepped(text: str) -> str:

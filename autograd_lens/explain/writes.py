@@ -54,6 +54,11 @@ class Write:
             (the backward itself, or the call that leads to it).
         module: the line makes a module (or calls a function) with ``inplace=True``, whose
             call wrote the tensor.
+        maker, by: the class of the library module whose forward wrote, and that module as the
+            program names it (``self.main[2]``), as recorded.
+        made_at: (file, line) of the user's line that made that module (the
+            ``nn.Dropout(0.25, inplace=True)`` in an ``nn.Sequential``), recorded in a replay,
+            and ``made_text`` that line's source; empty when not recorded.
         trained: for a weight, an optimizer of the program holds it (a slow or target copy that
             no optimizer steps is a weight that is not trained).
         next_lines: (file, line) of the writes, recorded in a replay, of the graph's other saved
@@ -83,8 +88,10 @@ class Write:
     carrying: tuple[str, ...] = ()
     reached: int = 0
     module: bool = False
-    maker: str = ""  # the class of the library module whose forward wrote (recorded), if any
-    by: str = ""  # that module as the program names it (``block[2]``, ``self.activ``)
+    maker: str = ""
+    by: str = ""
+    made_at: tuple[str, int] | tuple[()] = ()
+    made_text: str = ""
     trained: bool = False
     next_lines: tuple[tuple[str, int], ...] = ()
     saved_at: tuple[str, int] | tuple[()] = ()
@@ -94,6 +101,14 @@ class Write:
 
     def where(self) -> str:
         return place(self.file, self.line) if self.line else ""
+
+    def made_entry(self) -> dict[str, Any]:
+        """``{"made": {file, line, text}}`` for the report: where the library module whose
+        forward wrote was made, as recorded; else nothing."""
+        if not self.module or not self.made_at:
+            return {}
+        return {"made": {"file": self.made_at[0], "line": self.made_at[1],
+                         "text": self.made_text}}
 
     def saver(self) -> str:
         """The node that saved the tensor, or "a node" where it is not known."""

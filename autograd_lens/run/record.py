@@ -17,7 +17,11 @@ again in a second process under :class:`Recording`, which asks PyTorch while thi
   (:mod:`autograd_lens.run.record_evidence`), written as JSON to ``spec["record"]``, the watch
   of the same run explains it with every earlier call recorded (its finding written to
   ``spec["finding"]``: the first run records none), and the program is stopped there;
-* torch.optim's global step hooks keep every optimizer step.
+* torch.optim's global step hooks keep every optimizer step;
+* ``nn.Module.__init__`` is wrapped: each module's construction site is kept (the user's line
+  that made it: ``nn.Dropout(0.25, inplace=True)`` inside an ``nn.Sequential``, not the
+  ``super().__init__()`` of a module class), so a write in a library module's forward is said
+  with the line that made that module.
 
 Recording is heavy (a Python call per operation): it only ever runs in the replay.
 """
@@ -25,8 +29,10 @@ Recording is heavy (a Python call per operation): it only ever runs in the repla
 from __future__ import annotations
 
 import collections
+import functools
 import json
 import sys
+import weakref
 from array import array
 from typing import Any
 
@@ -98,6 +104,17 @@ def _listed(args: tuple, kwargs: dict) -> set:
             if isinstance(t, torch.Tensor)}
 
 
+def _maker(frame: Any, module: Any) -> Any:
+    """The frame that made ``module``: past the constructors of its own classes (each an
+    ``__init__`` whose first argument is ``module``: ``super().__init__()`` of ``Critic``, of
+    ``nn.Dropout``)."""
+    while frame is not None and frame.f_code.co_name == "__init__" and \
+            frame.f_code.co_argcount and \
+            frame.f_locals.get(frame.f_code.co_varnames[0]) is module:
+        frame = frame.f_back
+    return frame
+
+
 class Log:
     """What :class:`Recording` keeps: creations (parallel arrays, newest last), writes,
     backward calls, optimizer steps, and the count of each."""
@@ -121,6 +138,19 @@ class Log:
         self._caller: Any = None
         self._caller_at = -1
         self._made_inside: set = set()
+        self._modules: dict[int, tuple[Any, int]] = {}  # id: (a weak reference, its site)
+
+    def module_made(self, module: Any, frame: Any) -> None:
+        """Keep where ``module`` was made: ``frame``, the frame that called its constructor."""
+        try:
+            self._modules[id(module)] = (weakref.ref(module), self.sites.at(frame, True)[0])
+        except TypeError:  # a module that takes no weak reference: its site is not kept
+            pass
+
+    def module_site(self, module: Any) -> int:
+        """The site where ``module`` was made, as recorded, else -1."""
+        kept = self._modules.get(id(module))
+        return kept[1] if kept is not None and kept[0]() is module else -1
 
     def inside(self, caller: Any) -> set:
         """The new storages that the operations of the call running now have made so far: one
@@ -137,7 +167,8 @@ class Log:
               frame: Any, module: Any = None, inside: set = frozenset()) -> None:
         """Keep a write: (number, storage, version after, shape, op, site, backward calls and
         steps so far, the step running, in a backward, a weight, the user's names for it, the
-        class of the library module whose forward made it, and the user's names for that module).
+        class of the library module whose forward made it, the user's names for that module,
+        and the site that made that module, or -1).
         ``inside``: the storages the running call made itself (see :meth:`inside`), named by
         nothing of the user's."""
         try:  # the version the write takes it to (PyTorch adds one once the mode returns)
@@ -152,7 +183,8 @@ class Log:
                             () if quiet or frame is None or key in inside else
                             _names(frame, key),
                             type(module).__name__ if module is not None else "",
-                            () if quiet or frame is None else _module_names(frame, module)))
+                            () if quiet or frame is None else _module_names(frame, module),
+                            -1 if module is None else self.module_site(module)))
 
     def step_started(self, optimizer: Any, args: Any, kwargs: Any) -> None:
         self.in_step = self.step_count + 1
@@ -185,6 +217,7 @@ class Recording:
         self.log = Log()
         self._mode = _Recorder(self.log)
         self._saved: Any = None
+        self._init: Any = None
         self._hooks: list[Any] = []
 
     def _wrap(self, original: Any) -> Any:
@@ -215,6 +248,19 @@ class Recording:
                                                    if getattr(t, "grad_fn", None) is not None]))
             return result
         return recorded
+
+    def _wrap_init(self, original: Any) -> Any:
+        log = self.log
+
+        @functools.wraps(original)
+        def made(module, *args, **kwargs):
+            frame = _maker(sys._getframe(1), module)
+            try:
+                log.module_made(module, frame)
+            finally:
+                del frame
+            return original(module, *args, **kwargs)
+        return made
 
     def failed(self, error: RuntimeError, outputs: Any, site: int) -> None:
         """Write the evidence of the failing call, then stop the program; a failure at
@@ -250,6 +296,8 @@ class Recording:
 
         self._saved = torch.autograd._engine_run_backward
         torch.autograd._engine_run_backward = self._wrap(self._saved)
+        self._init = torch.nn.Module.__init__
+        torch.nn.Module.__init__ = self._wrap_init(self._init)
         self._hooks = [hooks.register_optimizer_step_pre_hook(self.log.step_started),
                        hooks.register_optimizer_step_post_hook(self.log.step_ended)]
         self._mode.__enter__()
@@ -260,3 +308,4 @@ class Recording:
         for handle in self._hooks:
             handle.remove()
         torch.autograd._engine_run_backward = self._saved
+        torch.nn.Module.__init__ = self._init

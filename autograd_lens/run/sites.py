@@ -51,7 +51,10 @@ class _Sites:
     def locate(self, depth: int, chain: bool) -> tuple[int, Any, Any]:
         """The site of the caller ``depth`` frames up, the user's frame in it (or None), and
         the caller itself: the innermost frame past the plumbing (a library's or the user's)."""
-        frame = sys._getframe(depth)
+        return self.at(sys._getframe(depth), chain)
+
+    def at(self, frame: Any, chain: bool) -> tuple[int, Any, Any]:
+        """:meth:`locate` from ``frame`` on."""
         while frame is not None and frame.f_code.co_filename.startswith(_PLUMBING):
             frame = frame.f_back
         caller, library = frame, None

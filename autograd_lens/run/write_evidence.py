@@ -43,7 +43,8 @@ def _write_fields(log: Log, write: tuple, made: dict | None) -> dict:
     return dict(log.sites.resolve(write[5]), op=write[4], shape=list(write[3]),
                 version=write[2], backward_calls=counts[0], steps=counts[1], in_step=write[8],
                 in_backward=write[9], weight=write[10], names=list(write[11]), module=write[12],
-                module_names=list(write[13]))
+                module_names=list(write[13]),
+                module_made=log.sites.resolve(write[14]) if write[14] >= 0 else None)
 
 
 def _hidden_write(log: Log, facts: dict) -> tuple | None:

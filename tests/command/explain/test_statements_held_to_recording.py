@@ -87,3 +87,25 @@ def test_the_check_holds_a_second_loss_to_its_recorded_order():
     assert [w for w in unsupported(said, {"recorded": stepped}) if "a step said" in w]
     unstepped = dict(recorded, steps=[])
     assert [w for w in unsupported(said, {"recorded": unstepped}) if "a step said" in w]
+
+
+def test_the_check_holds_a_modules_construction_site_to_the_recording():
+    """"runs `M` (a CLASS made at FILE:LINE: `TEXT`)": the module the recording shows writing,
+    of that class, made at that recorded line; a different line, class or module is flagged."""
+    made = {"file": "/x/net.py", "line": 18, "function": "__init__",
+            "text": "nn.Dropout(0.25, inplace=True),"}
+    write = {"user": {"file": "/x/net.py", "line": 23, "function": "forward"}, "names": [],
+             "in_step": None, "library": {"file": "/t/functional.py", "line": 1},
+             "module": "Dropout", "module_names": ["self.main[2]"],
+             "module_made": {"user": made, "chain": [], "library": None}}
+    report = {"recorded": {"kind": "modified", "steps_before": 0, "backwards": [],
+                           "write": write, "written": []}}
+
+    def said(by: str, maker: str, line: int) -> str:
+        return ("autograd_lens: this backward meets a saved tensor\nChanged by: return "
+                f"self.main(x)  (net.py:23 in forward), which runs `{by}` (a {maker} made at "
+                f"net.py:{line}: `nn.Dropout(0.25, inplace=True)`), whose forward wrote it.")
+    assert unsupported(said("self.main[2]", "Dropout", 18), report) == []
+    for wrong in (said("self.main[2]", "Dropout", 17), said("self.main[1]", "Dropout", 18),
+                  said("self.main[2]", "ReLU", 18)):
+        assert [w for w in unsupported(wrong, report) if "made" in w], wrong

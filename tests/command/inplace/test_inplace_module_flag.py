@@ -86,15 +86,18 @@ def named_run(tmp_path_factory):
 
 
 def test_the_module_that_wrote_is_named_as_the_one_run_not_the_tensor_it_wrote(named_run):
-    """The write is said to run the module (`self.drop`), as recorded, and the carrier is the
-    tensor it wrote (`h`), at the line that ran the module: never `h` said to be a Dropout."""
-    text, line = named_run["text"], marked(NAMED, "write")
-    assert f"which runs `self.drop` (a Dropout), whose forward wrote it in place." in text, text
+    """The write is said to run the module (`self.drop`), as recorded, with the line that made
+    it, and the carrier is the tensor it wrote (`h`), at the line that ran the module: never `h`
+    said to be a Dropout."""
+    text, line, made = named_run["text"], marked(NAMED, "write"), marked(NAMED, "made")
+    assert (f"which runs `self.drop` (a Dropout made at {NAMED}:{made}: `self.drop = "
+            "nn.Dropout(0.2, inplace=True)`), whose forward wrote it in place.") in text, text
     assert "runs `h`" not in text, text
     assert f"`self.drop`, run at {NAMED}:{line}, wrote in place" in text, text
     first = named_run["report"]["carriers"][0]
     assert (first["name"], first["line"]) == ("h", line), first
     assert "is written in place here after SigmoidBackward0 saved it" in first["why"], first
+    assert first["made"]["line"] == made, first
     edits = named_run["report"]["edits"]
     assert [(e["line"], e["new"][0].strip()) for e in edits] == \
         [(marked(NAMED, "made"), "self.drop = nn.Dropout(0.2, inplace=False)  # made")], edits

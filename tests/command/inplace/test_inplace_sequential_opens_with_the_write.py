@@ -27,7 +27,12 @@ def test_the_tensor_written_is_named_where_the_module_ran(run):
     assert (first["name"], first["line"], first["function"]) == ("z", line, "forward"), first
     assert first["why"] == "is written in place here after ReluBackward0 saved it", first
     text = run["text"]
-    assert "which runs `self.head[0]` (a ReLU), whose forward wrote it in place." in text, text
+    made = marked(NAME, "made")
+    assert (f"which runs `self.head[0]` (a ReLU made at {NAME}:{made}: `self.head = "
+            "nn.Sequential(nn.ReLU(inplace=True), nn.Linear(8, 1))`), whose forward wrote it "
+            "in place.") in text, text
+    assert (first["made"]["line"], first["made"]["text"]) == (made, (
+        "self.head = nn.Sequential(nn.ReLU(inplace=True), nn.Linear(8, 1))")), first
     assert f"`self.head[0]`, run at {NAME}:{line}, wrote in place" in text, text
     assert f"changed in place at {NAME}:{marked(NAME, 'made')}" not in text, text
 
