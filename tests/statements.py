@@ -7,8 +7,9 @@ the edit) and holds it to the report's ``recorded`` evidence:
 
 * ``Changed by: ... (FILE:LINE in FUNCTION)``: the recorded write, at its recorded line (or,
   where the line is said to make a module with ``inplace=True``, a write recorded in a library);
-* ``runs `M` (a CLASS made at FILE:LINE: `TEXT`)``: the module whose forward the recording
-  shows writing, of that class, made at that recorded line;
+* ``runs `M` (a CLASS made at FILE:LINE: `TEXT`)``, and in the short form ``
+  `M` (made at FILE:LINE), run at``: the module whose forward the recording shows writing, of
+  that class, made at that recorded line;
 * ``saved `NAME```: a name that held the written tensor in the recording;
 * a step said to have changed a saved tensor ("changed by optimizer.step()", "`opt.step()` at
   FILE:LINE changed", "That write is optimizer step"): said only where one ran before the
@@ -100,7 +101,18 @@ def unsupported(text: str, report: dict) -> list[str]:
                 r"node was made by `([^`]+)` at ([\w.]+):(\d+) \(recorded in a replay\)", line):
             if (file, int(where), text_) not in made:
                 wrong.append(f"no node of a holder was recorded made at {file}:{where}: {line}")
-    return wrong + _second_loss(text, recorded) + _built_before_the_step(text, recorded)
+    return wrong + _module_made(text, write) + _second_loss(text, recorded) + \
+        _built_before_the_step(text, recorded)
+
+
+def _module_made(text: str, write: dict) -> list[str]:
+    """The short form's module and where it was made (see the module's docstring)."""
+    site = (write.get("module_made") or {}).get("user") or {}
+    return [f"not the recorded module and where it was made: {by} at {file}:{where}"
+            for by, file, where in re.findall(r"`([^`]+)` \(made at ([\w.]+):(\d+)\), run at",
+                                              text)
+            if by != (write.get("module_names") or [""])[0] or
+            (file, int(where)) != (Path(site.get("file", "")).name, site.get("line"))]
 
 
 def _second_loss(text: str, recorded: dict) -> list[str]:

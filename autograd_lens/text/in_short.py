@@ -24,10 +24,11 @@ def in_short(teller: Teller) -> str:
     write = finding.write if finding.inplace else None
     if write is not None and write.line:  # the in-place error: the write is the cause
         at = place(write.file, write.line)
+        made = f" (made at {place(*write.made_at)})" if write.made_at else ""
         said = (f"the optimizer step at {at} changed in place a weight that a node saved"
                 if write.how == "step" else
-                f"`{write.by}`, run at {at}, wrote in place (in its forward) a tensor that a "
-                "node saved" if write.module and write.by else
+                f"`{write.by}`{made}, run at {at}, wrote in place (in its forward) a tensor "
+                "that a node saved" if write.module and write.by else
                 f"{write.name or 'a saved tensor'} was changed in place at {at} after a "
                 "node saved it") + f"; {failed} needed its old value"
     elif finding.carriers:

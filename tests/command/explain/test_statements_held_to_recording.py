@@ -106,6 +106,9 @@ def test_the_check_holds_a_modules_construction_site_to_the_recording():
                 f"self.main(x)  (net.py:23 in forward), which runs `{by}` (a {maker} made at "
                 f"net.py:{line}: `nn.Dropout(0.25, inplace=True)`), whose forward wrote it.")
     assert unsupported(said("self.main[2]", "Dropout", 18), report) == []
+    short = "autograd_lens, in short: `self.main[2]` (made at net.py:{}), run at net.py:23, wrote"
+    assert unsupported(short.format(18), report) == []
+    assert [w for w in unsupported(short.format(20), report) if "made" in w]
     for wrong in (said("self.main[2]", "Dropout", 17), said("self.main[1]", "Dropout", 18),
                   said("self.main[2]", "ReLU", 18)):
         assert [w for w in unsupported(wrong, report) if "made" in w], wrong

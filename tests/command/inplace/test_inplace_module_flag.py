@@ -93,7 +93,8 @@ def test_the_module_that_wrote_is_named_as_the_one_run_not_the_tensor_it_wrote(n
     assert (f"which runs `self.drop` (a Dropout made at {NAMED}:{made}: `self.drop = "
             "nn.Dropout(0.2, inplace=True)`), whose forward wrote it in place.") in text, text
     assert "runs `h`" not in text, text
-    assert f"`self.drop`, run at {NAMED}:{line}, wrote in place" in text, text
+    assert f"`self.drop` (made at {NAMED}:{made}), run at {NAMED}:{line}, wrote in place" in text, \
+        text
     first = named_run["report"]["carriers"][0]
     assert (first["name"], first["line"]) == ("h", line), first
     assert "is written in place here after SigmoidBackward0 saved it" in first["why"], first

@@ -33,7 +33,8 @@ def test_the_tensor_written_is_named_where_the_module_ran(run):
             "in place.") in text, text
     assert (first["made"]["line"], first["made"]["text"]) == (made, (
         "self.head = nn.Sequential(nn.ReLU(inplace=True), nn.Linear(8, 1))")), first
-    assert f"`self.head[0]`, run at {NAME}:{line}, wrote in place" in text, text
+    assert f"`self.head[0]` (made at {NAME}:{made}), run at {NAME}:{line}, wrote in place" \
+        in text, text
     assert f"changed in place at {NAME}:{marked(NAME, 'made')}" not in text, text
 
 
