@@ -167,7 +167,7 @@ def attribute_made_again(carrier: Any, evidence: dict | None) -> list[Fix]:
     """See :mod:`autograd_lens.explain.recorded_edits`."""
     holders = (evidence or {}).get("holders") or []
     held = {h["name"] for h in recorded_names(evidence)}
-    path = re.fullmatch(r"([A-Za-z_]\w*)\.(\w+)", carrier.name)
+    path = re.fullmatch(r"([A-Za-z_][\w.]*)\.(\w+)", carrier.name)  # (``model.kernel.X``)
     if path is None:
         return []
     prefix, attribute = path.groups()

@@ -33,7 +33,8 @@ and one that fails is printed only as a failed attempt.
   is itself in an outer loop and the recording shows an optimizer step between the building
   of the freed node and the failing call: the program makes it once per outer pass and keeps
   it across steps, a snapshot that made again would no longer be old.
-* :func:`attribute_made_again`: the carrier is ``self.X`` (or ``obj.X``), recorded holding the
+* :func:`attribute_made_again`: the carrier is ``self.X`` (or ``obj.X``, ``model.kernel.X``),
+  recorded holding the
   freed graph, which one method of its class (for ``obj.X``, the class the recording names as
   its object's) assigns once (``self.X = EXPR``, ``EXPR`` reading nothing but ``self``, and no
   attribute of it that the recording shows holding the freed graph) and another method (or

@@ -4,10 +4,12 @@ emptied.
 ``total = total + loss`` (or ``+=``) keeps every step's graph in the total, and a backward on
 it goes again through the graphs that earlier backward calls freed. The edit keeps the total as
 a number (``loss.item()``; a tensor without a graph where the program reads it as a tensor,
-``total.item()`` in a log line) and calls backward on each step's loss. A list of losses or
-log-probabilities that grows across updates is emptied after the update that consumed it, with
-the lists gathered beside it and read by the update; not a list a later step reads by index or
-key, whose values are stored detached instead, nor one the program empties itself under a
+``total.item()`` in a log line) and calls backward on each step's loss. A total started before
+the first of two passes only, and added to again after its backward, is started again before
+the second pass. A list of losses or log-probabilities that grows across updates is emptied
+after the update that consumed it, with the lists gathered beside it and read by the update;
+not a list a later step reads by index or key, whose values are stored detached instead, nor
+one the program empties itself under a
 condition (:mod:`autograd_lens.fixes.kept_stores`); a list the object's own forward hooks fill
 is emptied where its reader starts (:mod:`autograd_lens.fixes.hook_lists`). See
 :mod:`autograd_lens.fixes.rules` for what a rule reads and returns.
@@ -24,7 +26,7 @@ from ..source.backward_calls import backward_subject
 from .hook_lists import clear_before_forward
 from .kept_stores import emptied_when, read_by_key
 from .kept_values import _stored_by_key
-from .rules import BACKWARD, Case, Fix, failed_call, one_fix, top_carrier
+from .rules import BACKWARD, Case, Fix, failed_call, one_fix, receiver, top_carrier
 
 
 def _accumulated(source: Source, carrier: Any) -> tuple[ast.stmt, ast.expr] | None:
@@ -144,5 +146,50 @@ def _parallel(source: Source, scope: ast.AST, container: str) -> list[str]:
 
 
 def total_or_buffer(case: Case) -> list[Fix]:
-    """Accumulated loss: a total kept as a tensor, or else a list of losses never emptied."""
-    return total_as_number(case) or clear_buffer(case)
+    """Accumulated loss: a total started again too late, a total kept as a tensor, or else a
+    list of losses never emptied."""
+    return total_started_again(case) or total_as_number(case) or clear_buffer(case)
+
+
+def total_started_again(case: Case) -> list[Fix]:
+    """A total started (``loss = 0``), added to, and backpropagated, then added to again in the
+    same step (a second pass: ``loss += loss_t`` after ``loss.backward()``) without being
+    started again: the second backward goes through the first pass's graph too, which the first
+    backward freed. The edit starts the total again as the program first started it, just
+    before the statement (of the first backward's block) that adds to it again."""
+    carrier, source = top_carrier(case)
+    failed = failed_call(case)
+    if source is None or failed is None or failed[0].file != source.file or \
+            receiver(failed[2]) != carrier.name:
+        return []
+    scope = source.scope_at(failed[1].lineno)
+    stores = source.stores(scope, carrier.name)
+    starts = [s for s in stores if isinstance(s, ast.Assign) and len(s.targets) == 1 and
+              not source.reads(s.value, carrier.name)]
+    adds = [s for s in stores if _adds_to(source, s, carrier.name)]
+    for statement, call in source.calls(scope, BACKWARD):
+        if receiver(call) != carrier.name or statement.lineno >= failed[1].lineno:
+            continue
+        block = source.block_of(statement)
+        started = [s for s in starts if s.end_lineno < statement.lineno]
+        again = [s for s in adds if statement.end_lineno < s.lineno < failed[1].lineno]
+        if not started or not again or any(
+                statement.end_lineno < s.lineno <= again[0].lineno for s in starts):
+            continue
+        top = next((s for s in block if s.lineno <= again[0].lineno <= s.end_lineno), None)
+        if top is None or top.lineno <= statement.lineno:
+            continue
+        start = started[-1]
+        return one_fix("the total is started again before the second pass adds to it, so each "
+                       "backward goes through its own pass's graph, as the first did",
+                       Plan(source).before(top.lineno, source.indent(top.lineno) +
+                                           source.segment(start)))
+    return []
+
+
+def _adds_to(source: Source, store: ast.stmt, name: str) -> bool:
+    """``name += x`` or ``name = name + x``."""
+    if isinstance(store, ast.AugAssign):
+        return isinstance(store.op, ast.Add)
+    return isinstance(store, ast.Assign) and isinstance(store.value, ast.BinOp) and \
+        isinstance(store.value.op, ast.Add) and bool(source.reads(store.value, name))
