@@ -49,6 +49,15 @@ from .second_loss import is_second_loss, joining_carrier
 GUESS = " (a guess from the source: not recorded)"
 
 
+def _freed_here_before(evidence: dict) -> bool:
+    """Whether the recording shows the failing call's own statement freeing the node, as an
+    earlier call (the same line run again by a loop)."""
+    freed = ((evidence.get("node") or {}).get("freed_by") or {}).get("user") or {}
+    at = evidence.get("at") or {}
+    return bool(freed) and (freed.get("file"), freed.get("line")) == (at.get("file"),
+                                                                     at.get("line"))
+
+
 def amend(finding: Any, evidence: dict | None, why_not: str = "") -> Any:
     """``finding`` with its statements made from ``evidence`` (None: marked as a guess, with
     ``why_not`` said: why there is no recording)."""
@@ -152,6 +161,12 @@ def amend(finding: Any, evidence: dict | None, why_not: str = "") -> Any:
         elif key == "growing_buffer" and not finding.situation and changes["carriers"] and \
                 _made_before_training(changes["carriers"][0], evidence):
             changes["pattern"] = PATTERNS["outside_loop"]  # made once, up front: no buffer grew
+        elif key == "higher_order" and changes["carriers"] and _freed_here_before(evidence):
+            # the failing statement itself freed it, in an earlier pass: a value kept from that
+            # pass (a cache), not a loss taken through a gradient's graph
+            changes["pattern"] = PATTERNS["module_state" if changes["carriers"][0].origin ==
+                                          "attribute" else "kept_value"]
+            changes["situation"] = ""
         elif key == "outside_loop" and changes["carriers"] and \
                 _made_in_an_earlier_pass(changes["carriers"][0], evidence):
             # made by the loop itself, not before it: a value one pass kept for the next
