@@ -181,15 +181,41 @@ def _fill_while_training(source: Source, fill: ast.stmt, path: str) -> list[Fix]
     test = getattr(fill, "test", None)
     if not _fill_test(source, test, path):
         return []
-    if not any(isinstance(node, ast.Import) and any(a.name == "torch" and a.asname is None
-                                                    for a in node.names)
-               for node in source.tree.body):
+    if not _binds_torch(source):
         return []  # the condition names torch: only where the module binds it
     return one_fix("the cached value is computed again in every call that records a graph, so "
                    "what it is computed from still trains; it is kept across calls only under "
                    "torch.no_grad()",
                    Plan(source).replace_span(
                        test, f"{source.segment(test)} or torch.is_grad_enabled()"))
+
+
+def _read_without_grad(source: Source, statement: ast.stmt, path: str) -> list[Fix]:
+    """A cache read in the branch of ``if ... path is not None:`` (alone or one of the
+    conditions of an ``and``) whose ``else`` computes it: read only where no graph is recorded
+    (under ``torch.no_grad()``), so every call that records one computes it again, and what it
+    is computed from still trains."""
+    guard = next((node for node in ast.walk(source.tree) if isinstance(node, ast.If) and
+                  any(s is statement for s in node.body)), None)
+    test = guard.test if guard is not None else None
+    parts = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) \
+        else [test]
+    if guard is None or not guard.orelse or test.lineno != test.end_lineno or not any(
+            isinstance(p, ast.Compare) and len(p.ops) == 1 and isinstance(p.ops[0], ast.IsNot)
+            and path_of(p.left) == path and isinstance(p.comparators[0], ast.Constant) and
+            p.comparators[0].value is None for p in parts) or not _binds_torch(source):
+        return []
+    return one_fix("the cached value is read only under torch.no_grad(); every call that "
+                   "records a graph computes it again, so what it is computed from still trains",
+                   Plan(source).replace_span(
+                       test, f"{source.segment(test)} and not torch.is_grad_enabled()"))
+
+
+def _binds_torch(source: Source) -> bool:
+    """Whether the module's top level binds ``torch`` (``import torch``)."""
+    return any(isinstance(node, ast.Import) and any(a.name == "torch" and a.asname is None
+                                                    for a in node.names)
+               for node in source.tree.body)
 
 
 def _fill_test(source: Source, test: Any, path: str) -> bool:

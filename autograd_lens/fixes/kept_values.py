@@ -25,7 +25,7 @@ from ..source.edit_guards import returned_after
 from ..source.edits import Plan
 from ..source.source_file import Source, targets
 from .kept_stores import detach_where_stored, read_by_key
-from .carried_state import _fill_test, _fill_while_training, detach_state
+from .carried_state import _fill_test, _fill_while_training, _read_without_grad, detach_state
 from .rules import Case, Fix, detach_lines, failed_call, one_fix, top_carrier, with_helper
 
 
@@ -59,13 +59,17 @@ def _stored_by_key(case: Case) -> list[Fix]:
 
 def detach_stored(case: Case) -> list[Fix]:
     """Module state: store the updated value without its graph (after the update), or, where
-    the update is not in the same function, detach it where the step reads it."""
+    the update is not in the same function, detach it where the step reads it; a cache read at
+    its guard is filled again, or read only without grad, in every call that records a
+    graph."""
     carrier, source = top_carrier(case)
     if source is None:
         return []
     guard = source.statement_at(carrier.line)
     if isinstance(guard, ast.If) and _fill_test(source, guard.test, carrier.name):
         return _fill_while_training(source, guard, carrier.name)  # it enters at a cache's guard
+    if guard is not None and _read_without_grad(source, guard, carrier.name):
+        return _read_without_grad(source, guard, carrier.name)  # read in a cache's branch
     stores = [s for s in source.stores(source.scope_at(carrier.line), carrier.name)
               if s.lineno >= carrier.line]
     if not stores and carrier.shown and "[" not in carrier.shown:  # stored under the name the
