@@ -70,10 +70,8 @@ def unsupported(text: str, report: dict) -> list[str]:
                 wrong.append(f"not the recorded write ({user['line']}): {line}")
         for by, maker, file, where, made_text in re.findall(
                 r"runs `([^`]+)` \(an? (\w+) made at ([\w.]+):(\d+): `([^`]*)`\)", line):
-            site = (write.get("module_made") or {}).get("user") or {}
-            if (by, maker) != ((write.get("module_names") or [""])[0], write.get("module")) or \
-                    (file, int(where)) != (Path(site.get("file", "")).name, site.get("line")) or \
-                    not site.get("text", "").startswith(made_text):
+            if maker != write.get("module") or not _the_module_made(write, by, file, where) or \
+                    not _made_site(write).get("text", "").startswith(made_text):
                 wrong.append(f"not the recorded module and where it was made: {line}")
         names = set(write.get("names") or ()) | {w["name"] for w in recorded.get("written", [])}
         for saved in re.findall(r"saved `([^`]+)`", line):
@@ -107,12 +105,22 @@ def unsupported(text: str, report: dict) -> list[str]:
 
 def _module_made(text: str, write: dict) -> list[str]:
     """The short form's module and where it was made (see the module's docstring)."""
-    site = (write.get("module_made") or {}).get("user") or {}
     return [f"not the recorded module and where it was made: {by} at {file}:{where}"
             for by, file, where in re.findall(r"`([^`]+)` \(made at ([\w.]+):(\d+)\), run at",
                                               text)
-            if by != (write.get("module_names") or [""])[0] or
-            (file, int(where)) != (Path(site.get("file", "")).name, site.get("line"))]
+            if not _the_module_made(write, by, file, where)]
+
+
+def _made_site(write: dict) -> dict:
+    """The user's line that made the module whose forward made the recorded write, or {}."""
+    return (write.get("module_made") or {}).get("user") or {}
+
+
+def _the_module_made(write: dict, by: str, file: str, where: str) -> bool:
+    """Whether ``by``, made at ``file``:``where``, is the recorded write's module and its site."""
+    site = _made_site(write)
+    return by == (write.get("module_names") or [""])[0] and \
+        (file, int(where)) == (Path(site.get("file", "")).name, site.get("line"))
 
 
 def _second_loss(text: str, recorded: dict) -> list[str]:

@@ -68,8 +68,9 @@ def detach_stored(case: Case) -> list[Fix]:
     guard = source.statement_at(carrier.line)
     if isinstance(guard, ast.If) and _fill_test(source, guard.test, carrier.name):
         return _fill_while_training(source, guard, carrier.name)  # it enters at a cache's guard
-    if guard is not None and _read_without_grad(source, guard, carrier.name):
-        return _read_without_grad(source, guard, carrier.name)  # read in a cache's branch
+    read = _read_without_grad(source, guard, carrier.name) if guard is not None else []
+    if read:
+        return read  # read in a cache's branch
     stores = [s for s in source.stores(source.scope_at(carrier.line), carrier.name)
               if s.lineno >= carrier.line]
     if not stores and carrier.shown and "[" not in carrier.shown:  # stored under the name the
