@@ -61,6 +61,7 @@ from setup_cell import setup_source
 REPEATS = int(os.environ.get("BENCH_REPEATS", 3))
 LIBRARY_REPEATS = 9   # runs of each side of a library ratio (its own, not BENCH_REPEATS)
 WATCH_PAIRS = 1000    # pairs of blocks of the command's costs (bench_command.command_costs)
+WATCH_CALLS = 20_000  # pairs of single calls of the same timed call by call
 SLOWEST = 15          # test files the status page lists, slowest first
 # key: (what the status page calls it, the limit it must stay below)
 TARGETS = {
@@ -277,6 +278,12 @@ def status_page(report: dict) -> str:
                 f" {report['library'].get('passthrough_added_us_per_call', float('nan')):.2g} us a call"
                 f" (where nothing is added: the method's noise)"
                 if "watch_added_us_per_call" in report["library"] else "")
+             + (f"; timed call by call instead (each tiny call alone, one plain and one watched in"
+                f" turns, over {report.get('watch_calls', WATCH_CALLS):,} pairs: steadier, but blind to"
+                f" what the watch costs the code between calls), the watch adds"
+                f" {report['library']['watch_alone_us_per_call']:.2g} us a call and that wrapper"
+                f" {report['library'].get('passthrough_alone_us_per_call', float('nan')):.2g} us"
+                if "watch_alone_us_per_call" in report["library"] else "")
              + (f"; the command's time on the LSTM beyond the program's own is the median of "
                 f"{report.get('command_repeats', report['repeats'])} "
                 "differences, each of a plain run and the command's run side by side"
@@ -347,12 +354,12 @@ def with_command_figures(report: dict, figures: dict, date: str) -> dict:
     targets = {k: {**t, "date": t.get("date", report["date"])} for k, t in report["targets"].items()}
     targets.update({k: target(k, figures[k], date) for k in COMMAND})
     return {**report, "library": {**report["library"], **figures}, "targets": targets,
-            "watch_pairs": WATCH_PAIRS, "command_repeats": REPEATS}
+            "watch_pairs": WATCH_PAIRS, "watch_calls": WATCH_CALLS, "command_repeats": REPEATS}
 
 
 def command_figures() -> dict:
     """The command's figures: its first run's costs, then its time on the LSTM."""
-    return {**command_costs(pairs=WATCH_PAIRS), **lstm_figures(REPEATS)}
+    return {**command_costs(pairs=WATCH_PAIRS, calls=WATCH_CALLS), **lstm_figures(REPEATS)}
 
 
 def command_only() -> int:
@@ -377,6 +384,7 @@ def main() -> int:
     floor, notebooks = notebook_times()
     report = {"date": dt.date.today().isoformat(), "repeats": REPEATS,
               "library_repeats": LIBRARY_REPEATS, "watch_pairs": WATCH_PAIRS,
+              "watch_calls": WATCH_CALLS,
               "machine": {"cores": os.cpu_count(), "system": f"{platform.system()} {platform.machine()}"},
               "versions": versions(), "notebooks_floor_s": floor, "notebooks": notebooks,
               "make": make_times(), "library": library}

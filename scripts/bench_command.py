@@ -9,7 +9,13 @@ microseconds. A block lasts about two milliseconds, shorter than the machine's d
 thousand pairs make the median steady to a few tenths of a microsecond (fifteen rounds of 20,000
 calls each, the earlier way, gave medians from -0.6 to 5.3 us on the same code). The same
 measurement of a wrapper that only passes the call on, with the engine's own parameters, is the
-floor: what the method reads where nothing is added. Also the ratio, watched over plain, of
+floor: what the method reads where nothing is added. The same two are also timed call by call
+(:func:`alone_per_call`: inside the watch, the engine's function set in turns to the watch's
+wrapper and to torch's own, each tiny backward call timed alone, over :data:`CALLS` pairs): far
+steadier (five rounds on one machine: 2.1 to 2.8 us for the watch, -0.25 to 0.02 us for the
+floor, where blocks gave 3.8 to 5.8 and -1.2 to 0.5), but blind to what the watch costs the code
+that runs between backward calls (the forward that builds the next graph), which blocks count;
+the target is the blocks' figure. Also the ratio, watched over plain, of
 training steps of an MLP with Adam (optimizer steps included), in pairs of blocks of
 :data:`BLOCK` steps, and what entering and leaving the watch once costs. Processor time (the
 process's own: other programs on the machine change it less than the clock's); the watch is
@@ -115,6 +121,34 @@ def added_per_call(wrapper, pairs: int) -> float:
                              for before, after in in_pairs(backwards, wrapper, pairs))
 
 
+CALLS = 20_000  # pairs of single backward calls of alone_per_call
+
+
+def alone_per_call(wrapper, calls: int = CALLS) -> float:
+    """Median, over ``calls`` pairs of tiny backward calls, of what ``wrapper`` added per call,
+    in seconds: inside ``wrapper``, the engine's function is its wrapper's for one call of a pair
+    and torch's own for the other (which first alternating), each call timed alone."""
+    w = torch.ones(4, requires_grad=True)
+    autograd, clock = torch.autograd, time.perf_counter_ns
+    original = autograd._engine_run_backward
+    differences = []
+    with wrapper:
+        wrapped = autograd._engine_run_backward
+        try:
+            for call in range(calls + 1):  # the first pair warms up
+                took = {}
+                for engine in ((original, wrapped) if call % 2 else (wrapped, original)):
+                    autograd._engine_run_backward = engine
+                    loss = (w * w).sum()
+                    start = clock()
+                    loss.backward()
+                    took[engine is wrapped] = clock() - start
+                differences.append(took[True] - took[False])
+        finally:
+            autograd._engine_run_backward = wrapped  # as the wrapper left it, for its exit
+    return statistics.median(differences[1:]) / 1e9
+
+
 def watch_added(pairs: int) -> float:
     """What the first run's watch adds per tiny backward call (see :func:`added_per_call`);
     one watch, as the command makes."""
@@ -151,14 +185,17 @@ def entering(times: int = 2000) -> float:
     return statistics.median(seconds(enter_and_leave, time.process_time) / times for _ in range(5))
 
 
-def command_costs(pairs: int = 1000) -> dict[str, float]:
+def command_costs(pairs: int = 1000, calls: int = CALLS) -> dict[str, float]:
     """The first run's cost, side by side in one run: microseconds the watch adds per backward
     call (``pairs`` pairs of blocks: as many calls under it as :data:`BLOCK` times ``pairs``),
-    and the same for a wrapper that only passes the call on (the floor); the watched / plain
+    and the same for a wrapper that only passes the call on (the floor); both again timed call
+    by call (``calls`` pairs, see :func:`alone_per_call`); the watched / plain
     ratio of MLP-with-Adam training steps (a quarter as many pairs: a block of steps lasts a few
     milliseconds); and the microseconds of entering and leaving the watch once."""
     return {"watch_added_us_per_call": watch_added(pairs) * 1e6,
             "passthrough_added_us_per_call": added_per_call(PassThrough(), pairs) * 1e6,
+            "watch_alone_us_per_call": alone_per_call(first_run_watch(), calls) * 1e6,
+            "passthrough_alone_us_per_call": alone_per_call(PassThrough(), calls) * 1e6,
             "watch_adam_mlp_ratio": adam_ratio(pairs // 4),
             "watch_entered_us": entering() * 1e6}
 

@@ -37,8 +37,19 @@ def test_the_page_says_how_many_runs_each_median_takes():
         "(where nothing is added: the method's noise)" in bench.status_page(with_watch)
     assert "timed inside the watch, which the command enters once a program" in \
         bench.status_page(with_watch)
+    alone = {**with_watch, "library": {**with_watch["library"], "watch_alone_us_per_call": 2.25,
+                                       "passthrough_alone_us_per_call": -0.0625}}
+    assert "wrapper that only passes each call on gives 0.12 us a call (where nothing is added: " \
+        "the method's noise); timed call by call instead (each tiny call alone, one plain and " \
+        f"one watched in turns, over {bench.WATCH_CALLS:,} pairs: steadier, but blind to what the " \
+        "watch costs the code between calls), the watch adds 2.2 us a call and that wrapper " \
+        "-0.062 us" in bench.status_page(alone)
+    earlier = {**with_watch, "library": {k: v for k, v in with_watch["library"].items()
+                                         if "_alone_" not in k}}  # a report made before them
+    assert "timed call by call" not in bench.status_page(earlier)
     # The pairs bench passes are the ones command_costs takes unless told otherwise.
     assert inspect.signature(bench_command.command_costs).parameters["pairs"].default == bench.WATCH_PAIRS
+    assert inspect.signature(bench_command.command_costs).parameters["calls"].default == bench.WATCH_CALLS
 
 
 def test_the_lstm_line_renders_with_its_limit_and_how_it_was_measured():
