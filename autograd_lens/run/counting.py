@@ -160,8 +160,9 @@ class CallCounter:
         self.steps_before = self.steps
         try:
             found = [t for t in reached.leaves(outputs) if getattr(t, "requires_grad", False)]
-            named = reached.names(found)
-            stepped = reached.stepped(found)
+            modules, optimizers = reached.alive()  # (read once: each read scans every object)
+            named = reached.names(found, modules)
+            stepped = reached.stepped(found, optimizers)
             if stepped is None:  # no optimizer: those the program updated in place by hand
                 stepped = reached.written_in_place(found) or None
                 self.by_hand = stepped is not None
@@ -170,8 +171,8 @@ class CallCounter:
             if stepped is not None and not self.by_hand:  # and those an optimizer has trained
                 # so far that the failing graph does not show (read inside a checkpointed
                 # region, whose graph is built only when its backward runs)
-                more = reached.trained_so_far({id(t) for t in found})
-                for name in reached.names(more):
+                more = reached.trained_so_far({id(t) for t in found}, optimizers)
+                for name in reached.names(more, modules):
                     self.expected[name] = self.expected.get(name, 0) + 1
             self.unstepped = None if stepped is None else \
                 dict(Counter(n for t, n in zip(found, named) if id(t) not in stepped))

@@ -40,14 +40,30 @@ def leaves(roots: Iterable[Any]) -> list[Any]:
     return list(found.values())
 
 
-def names(tensors: list[Any]) -> list[str]:
-    """The stable names of ``tensors`` (see the module's docstring)."""
+def alive() -> tuple[list[Any], list[Any]]:
+    """The modules and the optimizers alive now, from one pass over the objects the collector
+    tracks (every object of the process: torch's own alone are hundreds of thousands, so a
+    caller that needs both, or needs them twice, reads them once and passes them on)."""
     import torch
 
-    wanted = {id(t) for t in tensors}
+    module, optimizer = torch.nn.Module, torch.optim.Optimizer
+    modules, optimizers = [], []
     with warnings.catch_warnings():  # some objects warn when their class is read
         warnings.simplefilter("ignore")
-        modules = [o for o in gc.get_objects() if isinstance(o, torch.nn.Module)]
+        for found in gc.get_objects():
+            if isinstance(found, module):
+                modules.append(found)
+            if isinstance(found, optimizer):
+                optimizers.append(found)
+    return modules, optimizers
+
+
+def names(tensors: list[Any], modules: list[Any] | None = None) -> list[str]:
+    """The stable names of ``tensors`` (see the module's docstring), among ``modules`` (by
+    default the modules alive now)."""
+    wanted = {id(t) for t in tensors}
+    if modules is None:
+        modules = alive()[0]
     inner = {id(child) for module in modules for child in module.children()}
     named: dict[int, str] = {}
     for module in modules:
@@ -59,32 +75,24 @@ def names(tensors: list[Any]) -> list[str]:
     return [f"{named.get(id(t), 'tensor')} {tuple(t.shape)}" for t in tensors]
 
 
-def _optimizers() -> list[Any]:
-    """The optimizers alive now."""
-    import torch
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return [o for o in gc.get_objects() if isinstance(o, torch.optim.Optimizer)]
-
-
-def stepped(tensors: list[Any]) -> set[int] | None:
-    """The ids of those of ``tensors`` that an optimizer alive now updates (in one of its
-    parameter groups), or None when the program has no optimizer alive."""
-    optimizers = _optimizers()
+def stepped(tensors: list[Any], optimizers: list[Any] | None = None) -> set[int] | None:
+    """The ids of those of ``tensors`` that one of ``optimizers`` (by default those alive now)
+    updates (in one of its parameter groups), or None when there is none."""
+    if optimizers is None:
+        optimizers = alive()[1]
     if not optimizers:
         return None
     held = {id(p) for o in optimizers for group in o.param_groups for p in group["params"]}
     return {id(t) for t in tensors if id(t) in held}
 
 
-def trained_so_far(known: set[int]) -> list[Any]:
-    """The parameters, not among ``known`` (ids), that an optimizer alive now, one that holds
-    some of ``known`` (the failing graph's; not another program's, run before in the same
-    process), has stepped with a gradient so far: those it keeps a state for (a momentum,
-    Adam's averages)."""
+def trained_so_far(known: set[int], optimizers: list[Any] | None = None) -> list[Any]:
+    """The parameters, not among ``known`` (ids), that an optimizer alive now (one of
+    ``optimizers``, by default all), one that holds some of ``known`` (the failing graph's; not
+    another program's, run before in the same process), has stepped with a gradient so far:
+    those it keeps a state for (a momentum, Adam's averages)."""
     found, seen = [], set(known)
-    for optimizer in _optimizers():
+    for optimizer in alive()[1] if optimizers is None else optimizers:
         if not any(id(p) in known for group in optimizer.param_groups for p in group["params"]):
             continue
         for group in optimizer.param_groups:
