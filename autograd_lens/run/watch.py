@@ -22,7 +22,6 @@ calls running in it (see :mod:`autograd_lens.run.thread_state`).
 from __future__ import annotations
 
 import functools
-import itertools
 import os
 import sys
 import threading
@@ -76,13 +75,12 @@ class Watch:
         self._main, self._others = State(self.history), OtherThreads()
         self._main_id = threading.main_thread().ident
         self._recorded = 0  # the calls that returned, counted by the recording wrapper
-        self._ticks = itertools.count(1)  # the light wrapper's count, kept in each call's tuple
+        self._light = lambda: 0  # the light wrapper's count so far (read from its closure)
 
     @property
     def count(self) -> int:
         """The calls that returned (every thread's, nested ones too; not a compiler's tracing)."""
-        counted = self.history.counted
-        return self._recorded + (counted[-1][-1] if counted else 0)
+        return self._recorded + self._light()
 
     def _state(self) -> State:
         """This thread's state."""
@@ -127,13 +125,14 @@ class Watch:
         Its parameters are the engine's own (``run_backward``'s), so that torch's calls reach
         it without packing their arguments into a tuple and a dictionary (that alone cost a
         microsecond a call); an argument not given is not passed on (the engine's defaults)."""
-        watch, counted, tick = self, self.history.counted, self._ticks.__next__
+        watch, counted, calls = self, self.history.counted, self._light()
         get_ident, reached = threading.get_ident, torch._C._autograd._get_sequence_nr
         omitted, on_parameters, plain = _OMITTED, grad_on_parameters, PLAIN
 
         @functools.wraps(original)
         def counting(tensors, grad_tensors=omitted, keep_graph=omitted, create_graph=omitted,
                      inputs=omitted, allow_unreachable=omitted, accumulate_grad=omitted):
+            nonlocal calls
             number = reached()
             try:
                 if accumulate_grad is omitted or allow_unreachable is omitted or \
@@ -159,11 +158,15 @@ class Watch:
                 raise
             root = type(tensors[0]) if tensors else None
             if root in plain or not traced(tensors):  # not a compiler's tracing
+                # (an int of the closure, not itertools.count: no call; nothing between its
+                # read and its write lets another thread run, so no count is lost)
+                calls += 1
                 counted.append((number, keep_graph, create_graph,
                                 accumulate_grad or on_parameters(inputs), get_ident(), root,
-                                tick()))
+                                calls))
             return result
         self._code = counting.__code__
+        self._light = lambda: calls
         return counting
 
     def _wrap(self, original: Callable) -> Callable:
