@@ -51,10 +51,13 @@ def alive() -> tuple[list[Any], list[Any]]:
     with warnings.catch_warnings():  # some objects warn when their class is read
         warnings.simplefilter("ignore")
         for found in gc.get_objects():
-            if isinstance(found, module):
-                modules.append(found)
-            if isinstance(found, optimizer):
-                optimizers.append(found)
+            try:
+                if isinstance(found, module):
+                    modules.append(found)
+                if isinstance(found, optimizer):
+                    optimizers.append(found)
+            except ReferenceError:  # a weak proxy whose object is gone: reading its class
+                continue  # raises (before, one such object left the names all unread)
     return modules, optimizers
 
 

@@ -58,3 +58,22 @@ def test_the_objects_alive_are_read_once_and_give_what_each_reading_alone_gives(
                                 "Sequential.2.weight (1, 4)": 1, "Sequential.2.bias (1,)": 1,
                                 "Linear.weight (2, 2)": 1, "Linear.bias (2,)": 1}
     assert counter.unstepped == {"Linear.weight (1, 1)": 1, "Linear.bias (1,)": 1}
+
+
+def test_a_weak_proxy_whose_object_is_gone_does_not_stop_the_reading():
+    """Among the objects the collector tracks there can be a weak proxy whose object is gone
+    (pytest and other libraries make them); reading its class raises ReferenceError, which
+    once made every name unread (the whole reading is kept from raising, so it gave none)."""
+    import weakref
+
+    class Gone:
+        pass
+
+    kept = [weakref.proxy(Gone())]  # the object is gone at once: the proxy is dead
+    assert gc.is_tracked(kept[0]) and any(found is kept[0] for found in gc.get_objects())
+    loss, _ = _failing_graph()
+    found = [t for t in reached.leaves([loss]) if t.requires_grad]
+    assert "Sequential.0.weight (4, 3)" in reached.names(found)
+    counter = CallCounter()
+    counter.keep([loss])
+    assert counter.expected and kept
