@@ -239,7 +239,9 @@ def happened(verified: dict, calls_before: int) -> str:
     if said == "other_error":
         return f"it stopped on another error, after {calls}: {verified['error']}"
     stepped = "untrained" in verified  # the program had an optimizer at the failure
-    updates = (" and the program updates in place" if verified.get("by_hand") else
+    # Without an optimizer, what counts is what was written in place before the failure (a
+    # weight updated by hand; torch.compile's own writes too): what the version counters show.
+    updates = (" and that {} written in place before it" if verified.get("by_hand") else
                " and an optimizer updates" + (" past that point" if verified.get("idle") else "")
                ) if stepped else ""
     if said == "lost_gradients":
@@ -247,7 +249,7 @@ def happened(verified: dict, calls_before: int) -> str:
         return (f"past the call that failed, but {len(lost)} parameter"
                 f"{'s' if len(lost) != 1 else ''} that the failing call would reach"
                 f"{before if stepped and not verified.get('by_hand') else ''}"
-                f"{updates} no longer "
+                f"{updates.format('was' if len(lost) == 1 else 'were')} no longer "
                 f"get{'s' if len(lost) == 1 else ''} a gradient (other than zeros) in any call "
                 "past it (held when an optimizer that updates it steps): "
                 f"{_names(lost)}")
@@ -258,7 +260,7 @@ def happened(verified: dict, calls_before: int) -> str:
     steps = verified.get("steps", 0)
     past = f"{calls}" + (f" and {steps} optimizer step{'s' if steps != 1 else ''}" if steps else "")
     said = (f"{past} ran without an error, past the point that failed, every parameter that "
-            f"the failing call would reach{updates} "
+            f"the failing call would reach{updates.format('was')} "
             "still getting a gradient")
     idle = verified.get("idle") or []
     if idle:

@@ -291,3 +291,22 @@ def test_a_gradient_cleared_before_its_optimizer_steps_does_not_count(tmp_path):
     torch.manual_seed(0)
     start = torch.nn.Sequential(torch.nn.Linear(3, 6), torch.nn.Tanh(), torch.nn.Linear(6, 4))
     assert all(torch.equal(a, b) for a, b in zip(space["gen"].parameters(), start.parameters()))
+
+
+def test_without_an_optimizer_the_line_says_what_the_version_counters_show():
+    """Without an optimizer, the parameters that count are those written in place before the
+    failure, as their version counters show (a weight updated by hand, and also what
+    torch.compile writes itself): the line says that, not that the program updates them."""
+    from autograd_lens.run.verify import happened
+
+    held = {"ran": True, "backward_calls": 3, "error": None, "steps": 0, "ended": True,
+            "stopped": False, "by_hand": True, "missing": [], "untrained": []}
+    assert happened(held, 1) == "3 backward calls ran without an error, past the point that " \
+        "failed, every parameter that the failing call would reach and that was written in " \
+        "place before it still getting a gradient"
+    lost = dict(held, missing=["Linear.weight (3, 3)"])
+    assert "1 parameter that the failing call would reach and that was written in place " \
+        "before it no longer gets a gradient" in happened(lost, 1)
+    both = dict(held, missing=["Linear.bias (3,)", "Linear.weight (3, 3)"])
+    assert "2 parameters that the failing call would reach and that were written in place " \
+        "before it no longer get a gradient" in happened(both, 1)
